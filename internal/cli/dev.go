@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/devcluster"
+)
+
+func newDevCmd(_ *Globals) *cobra.Command {
+	var dir string
+	dev := &cobra.Command{
+		Use:   "dev",
+		Short: "A local Kubernetes cluster (kwok) and OCI registry for trying slipway out and for tests",
+	}
+	dev.PersistentFlags().StringVar(&dir, "dir", "", "data directory of the dev cluster (env SLIPWAY_DEV_DIR; default ~/.local/state/slipway/dev)")
+	dev.AddCommand(&cobra.Command{
+		Use:   "up",
+		Short: "Start the dev cluster (building its binaries once) and print the environment to export",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			env, running, err := devcluster.Up(cmd.Context(), devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr()})
+			if err != nil {
+				return err
+			}
+			if running {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dev: a dev cluster is already running in %s\n", env.Dir)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), env.Exports())
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "down",
+		Short: "Stop the dev cluster and remove its data",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			err := devcluster.Down(dir)
+			if errors.Is(err, devcluster.ErrNotRunning) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "dev: no dev cluster is running; nothing to stop")
+				return nil
+			}
+			if err == nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "dev: stopped")
+			}
+			return err
+		},
+	}, &cobra.Command{
+		Use:   "env",
+		Short: "Print the environment of the running dev cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d := dir
+			if d == "" {
+				var err error
+				if d, err = devcluster.DefaultDir(); err != nil {
+					return err
+				}
+			}
+			env, err := devcluster.Load(cmd.Context(), d)
+			if err != nil {
+				return fmt.Errorf("%w (start one with: slipway dev up)", err)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), env.Exports())
+			return nil
+		},
+	})
+	return dev
+}

@@ -1,0 +1,174 @@
+// Package cli builds slipway's command tree: one file per verb. It parses flags, resolves the
+// global settings (flag > environment > group file > default, SPEC §2) and hands the work to
+// the engine and the printers; it holds no deployment logic of its own.
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of SPEC §2.
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitChanges = 2
+	ExitLocked  = 3
+)
+
+// ExitError carries an exit code other than 1 up to main. An empty message prints nothing.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// withExitCode wraps err so that main exits with code.
+func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// lockHeld is set by the state package's LockError through errors.As in ExitCode; other
+// packages register a classifier instead of cli importing all of them here.
+var exitClassifiers []func(error) (int, bool)
+
+// ExitCode maps an error returned by the command tree to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	for _, c := range exitClassifiers {
+		if code, ok := c(err); ok {
+			return code
+		}
+	}
+	return ExitError
+}
+
+// Globals holds the global flags of SPEC §2 after parsing.
+type Globals struct {
+	File             string
+	Kubeconfig       string
+	Context          string
+	Registry         string
+	RegistryAuth     string
+	InsecureRegistry bool
+	Namespace        string
+	State            string
+	Timeout          time.Duration
+	Parallelism      int
+	Output           string
+}
+
+// env returns the first non-empty environment variable of names.
+func env(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// KubeconfigPath resolves --kubeconfig > KUBE_CONFIG_PATH > KUBECONFIG > ~/.kube/config.
+func (g *Globals) KubeconfigPath() string {
+	if g.Kubeconfig != "" {
+		return g.Kubeconfig
+	}
+	if v := env("KUBE_CONFIG_PATH", "KUBECONFIG"); v != "" {
+		return v
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".kube", "config")
+}
+
+// RegistryHost resolves --registry > K8S_REGISTRY; empty means unset.
+func (g *Globals) RegistryHost() string {
+	if g.Registry != "" {
+		return g.Registry
+	}
+	return os.Getenv("K8S_REGISTRY")
+}
+
+// RegistryAuthFile resolves --registry-auth > REGISTRY_AUTH_FILE > ~/.docker/config.json.
+func (g *Globals) RegistryAuthFile() string {
+	if g.RegistryAuth != "" {
+		return g.RegistryAuth
+	}
+	if v := os.Getenv("REGISTRY_AUTH_FILE"); v != "" {
+		return v
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".docker", "config.json")
+}
+
+// NamespaceFor resolves -n > K8S_NAMESPACE > the file's namespace > the group's name.
+func (g *Globals) NamespaceFor(fileNamespace, group string) string {
+	switch {
+	case g.Namespace != "":
+		return g.Namespace
+	case os.Getenv("K8S_NAMESPACE") != "":
+		return os.Getenv("K8S_NAMESPACE")
+	case fileNamespace != "":
+		return fileNamespace
+	}
+	return group
+}
+
+// StateURL resolves --state > SLIPWAY_STATE > file://.slipway/state/<group>.json.
+func (g *Globals) StateURL(group string) string {
+	if g.State != "" {
+		return g.State
+	}
+	if v := os.Getenv("SLIPWAY_STATE"); v != "" {
+		return v
+	}
+	return "file://" + filepath.Join(".slipway", "state", group+".json")
+}
+
+// NewRoot returns the slipway command tree.
+func NewRoot() *cobra.Command {
+	g := &Globals{}
+	root := &cobra.Command{
+		Use:           "slipway",
+		Short:         "Deploy a group of machine-like nodes to Kubernetes, safely",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	f := root.PersistentFlags()
+	f.StringVarP(&g.File, "file", "f", "slipway.yaml", "the group file")
+	f.StringVar(&g.Kubeconfig, "kubeconfig", "", "kubeconfig path (env KUBE_CONFIG_PATH, then KUBECONFIG; default ~/.kube/config)")
+	f.StringVar(&g.Context, "context", "", "kubeconfig context (default: its current context)")
+	f.StringVar(&g.Registry, "registry", "", "OCI registry host[:port][/path] for node images (env K8S_REGISTRY)")
+	f.StringVar(&g.RegistryAuth, "registry-auth", "", "docker config file with registry credentials (env REGISTRY_AUTH_FILE; default ~/.docker/config.json)")
+	f.BoolVar(&g.InsecureRegistry, "insecure-registry", false, "allow plain HTTP to a non-loopback registry")
+	f.StringVarP(&g.Namespace, "namespace", "n", "", "namespace of the group (env K8S_NAMESPACE; default the file's namespace, else the group name)")
+	f.StringVar(&g.State, "state", "", "state backend URL: file://PATH, kubernetes://NAMESPACE, http(s)://… (env SLIPWAY_STATE)")
+	f.DurationVar(&g.Timeout, "timeout", 0, "rollout time limit of a node, overriding the file's rolloutTimeout (default 5m)")
+	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time")
+	f.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
+
+	root.AddCommand(newVersionCmd(), newCompletionCmd(root), newDevCmd(g))
+	for _, add := range commandAdders {
+		root.AddCommand(add(g))
+	}
+	return root
+}
+
+// commandAdders lets each verb's file register itself, so adding a verb touches one file.
+var commandAdders []func(*Globals) *cobra.Command
+
+func register(f func(*Globals) *cobra.Command) { commandAdders = append(commandAdders, f) }

@@ -1,0 +1,237 @@
+package devcluster
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:generate bash pins/gen.sh
+
+// pins holds copies of the tool modules under tools/ (go.mod and go.sum of each); their hash
+// names the cache directory, so changing a pin builds anew and never mixes versions.
+//
+//go:embed pins/*.mod pins/*.sum
+var pins embed.FS
+
+// KubeVersion is the Kubernetes version the dev cluster runs.
+const KubeVersion = "v1.37.2"
+
+// tool is one module of pins and the binaries built from it.
+type tool struct {
+	module  string   // pins/<module>.mod
+	from    string   // the pinned module and version, for messages; a test checks it against pins
+	pkgs    []string // main packages, built into bin/
+	bins    []string // the resulting binary names
+	ldflags string
+}
+
+var tools = []tool{
+	{
+		module: "kube",
+		from:   "k8s.io/kubernetes " + KubeVersion,
+		pkgs: []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager",
+			"k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes/cmd/kubectl"},
+		bins: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"},
+		// Without the version stamped in, the server reports v0.0.0-master and clients that
+		// check the server version misbehave.
+		ldflags: "-s -w" +
+			" -X k8s.io/component-base/version.gitVersion=" + KubeVersion +
+			" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" +
+			" -X k8s.io/component-base/version.gitTreeState=clean" +
+			" -X k8s.io/client-go/pkg/version.gitVersion=" + KubeVersion +
+			" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=37",
+	},
+	{module: "etcd", from: "go.etcd.io/etcd/server/v3 v3.6.16", pkgs: []string{"go.etcd.io/etcd/server/v3"}, bins: []string{"etcd"}, ldflags: "-s -w"},
+	{module: "kwok", from: "sigs.k8s.io/kwok v0.8.0", pkgs: []string{"sigs.k8s.io/kwok/cmd/kwok"}, bins: []string{"kwok"}, ldflags: "-s -w"},
+	{module: "registry", from: "github.com/distribution/distribution/v3 v3.1.2", pkgs: []string{"github.com/distribution/distribution/v3/cmd/registry"}, bins: []string{"registry"}, ldflags: "-s -w"},
+}
+
+// pinsHash is a short digest of every pinned go.mod and go.sum.
+func pinsHash() (string, error) {
+	h := sha256.New()
+	entries, err := pins.ReadDir("pins")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		b, err := pins.ReadFile("pins/" + e.Name())
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
+		h.Write(b)
+	}
+	return KubeVersion + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// CacheDir is $XDG_CACHE_HOME/slipway/dev/<pins> (default ~/.cache).
+func CacheDir() (string, error) {
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cache directory: %w", err)
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	p, err := pinsHash()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "slipway", "dev", p), nil
+}
+
+// EnsureBinaries builds every pinned binary missing from the cache and returns the bin dir.
+// Progress goes to progress; a failed build returns an error with the tail of its output.
+func EnsureBinaries(ctx context.Context, progress io.Writer) (string, error) {
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(cache, "bin")
+	var todo []tool
+	for _, t := range tools {
+		for _, b := range t.bins {
+			if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+				todo = append(todo, t)
+				break
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return bin, nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("dev cluster: building its binaries needs the Go toolchain (Go 1.26 or newer) on PATH: %w", err)
+	}
+	// One build at a time and a lock file, so two dev ups (or test binaries) never build into
+	// the same directory at once.
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", fmt.Errorf("dev cluster: cache %s: %w", cache, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(cache, "build.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	for _, t := range todo {
+		if err := buildTool(ctx, goBin, cache, bin, t, progress); err != nil {
+			return "", err
+		}
+	}
+	return bin, nil
+}
+
+func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress io.Writer) error {
+	done := true
+	for _, b := range t.bins {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			done = false
+		}
+	}
+	if done { // built by another process while we waited for the lock
+		return nil
+	}
+	src := filepath.Join(cache, "src", t.module)
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	for _, ext := range []string{"mod", "sum"} {
+		b, err := pins.ReadFile("pins/" + t.module + "." + ext)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(src, "go."+ext), b, 0o644); err != nil {
+			return err
+		}
+	}
+	tmp := filepath.Join(cache, "bin.tmp-"+t.module)
+	_ = os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "dev: building %s from %s (once; cached in %s)\n", strings.Join(t.bins, ", "), t.from, bin)
+	args := append([]string{"build", "-v", "-trimpath", "-ldflags", t.ldflags, "-o", tmp + "/"}, t.pkgs...)
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout = cmd.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("dev cluster: build %s: %w", t.module, err)
+	}
+	tail := newTail(40)
+	var mu sync.Mutex
+	n := 0
+	stop := make(chan struct{})
+	go func() { // a heartbeat, so a five-minute build does not look hung
+		tick := time.NewTicker(15 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				mu.Lock()
+				fmt.Fprintf(progress, "dev:   %s: %d packages compiled, %s\n", t.module, n, time.Since(start).Round(time.Second))
+				mu.Unlock()
+			}
+		}
+	}()
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		tail.add(sc.Text())
+	}
+	err = cmd.Wait()
+	close(stop)
+	if err != nil {
+		return fmt.Errorf("dev cluster: build of %s failed: %w; last output:\n%s", t.from, err, tail.String())
+	}
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	for _, b := range t.bins {
+		if err := os.Rename(filepath.Join(tmp, b), filepath.Join(bin, b)); err != nil {
+			return fmt.Errorf("dev cluster: build of %s: %w", t.from, err)
+		}
+	}
+	_ = os.RemoveAll(tmp)
+	fmt.Fprintf(progress, "dev: built %s in %s\n", strings.Join(t.bins, ", "), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// tailBuf keeps the last n lines of a stream.
+type tailBuf struct {
+	n     int
+	lines []string
+}
+
+func newTail(n int) *tailBuf { return &tailBuf{n: n} }
+
+func (t *tailBuf) add(s string) {
+	t.lines = append(t.lines, s)
+	if len(t.lines) > t.n {
+		t.lines = t.lines[len(t.lines)-t.n:]
+	}
+}
+
+func (t *tailBuf) String() string { return strings.Join(t.lines, "\n") }

@@ -1,0 +1,251 @@
+package devcluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// stockStages are the stage files of the kwok module that the dev cluster runs with: nodes
+// become Ready and keep a Lease (without the heartbeat the node controller marks them NotReady
+// after 40 s), pods become Ready and go away when deleted, claims get bound volumes.
+var stockStages = []string{
+	"node/fast/node-initialize.yaml",
+	"node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+	"pod/fast/pod-ready.yaml",
+	"pod/fast/pod-complete.yaml",
+	"pod/fast/pod-delete.yaml",
+	"volume/fast/pv-bind.yaml",
+	"volume/fast/pv-delete.yaml",
+	"volume/fast/pvc-provision.yaml",
+	"volume/fast/pvc-delete.yaml",
+}
+
+// DevPodVar is the container variable whose value picks a simulated outcome (SPEC §10).
+const DevPodVar = "SLIPWAY_DEV_POD"
+
+// Simulated outcomes of SPEC §10.
+const (
+	OutcomeNeverReady = "never-ready"
+	OutcomeCrashLoop  = "crashloop"
+	OutcomePullError  = "pull-error"
+)
+
+// envSelector selects on the main container's SLIPWAY_DEV_POD value. kwok 0.8.0 cannot compile
+// a CEL selector over env (it fails to resolve v1.EnvVar and panics); its jq-style key works.
+const envSelector = `.spec.containers.[0].env.[] | select( .name == "` + DevPodVar + `" ) | .value`
+
+// ensureStages copies the stock stages out of the kwok module into the cache, once.
+func ensureStages(ctx context.Context, cache string) (string, error) {
+	dir := filepath.Join(cache, "stages")
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+		return dir, nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("dev cluster: reading kwok's stages needs the Go toolchain on PATH: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", "sigs.k8s.io/kwok")
+	cmd.Dir = filepath.Join(cache, "src", "kwok")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("dev cluster: go mod download sigs.k8s.io/kwok: %w", err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("dev cluster: go mod download sigs.k8s.io/kwok: no module directory in %q", out)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, s := range stockStages {
+		b, err := os.ReadFile(filepath.Join(mod.Dir, "kustomize", "stage", s))
+		if err != nil {
+			return "", fmt.Errorf("dev cluster: kwok stage: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, strings.ReplaceAll(s, "/", "_")), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+}
+
+// kwokConfig returns kwok's --config: every stock stage (pod-ready narrowed to pods without a
+// simulated outcome) plus one stage per outcome.
+func kwokConfig(stagesDir string) ([]byte, error) {
+	var docs [][]byte
+	for _, s := range stockStages {
+		b, err := os.ReadFile(filepath.Join(stagesDir, strings.ReplaceAll(s, "/", "_")))
+		if err != nil {
+			return nil, err
+		}
+		if s == "pod/fast/pod-ready.yaml" {
+			if b, err = excludeOutcomes(b); err != nil {
+				return nil, fmt.Errorf("dev cluster: kwok stage %s: %w", s, err)
+			}
+		}
+		docs = append(docs, bytes.TrimSpace(b))
+	}
+	docs = append(docs, []byte(outcomeStages))
+	return append(bytes.Join(docs, []byte("\n---\n")), '\n'), nil
+}
+
+// excludeOutcomes adds `SLIPWAY_DEV_POD NotIn (outcomes)` to the pod-ready stage; NotIn also
+// matches a pod without the variable, so every ordinary pod still becomes Ready.
+func excludeOutcomes(stage []byte) ([]byte, error) {
+	var m map[string]any
+	if err := yaml.Unmarshal(stage, &m); err != nil {
+		return nil, err
+	}
+	spec, _ := m["spec"].(map[string]any)
+	sel, _ := spec["selector"].(map[string]any)
+	if sel == nil {
+		return nil, fmt.Errorf("no spec.selector")
+	}
+	exprs, _ := sel["matchExpressions"].([]any)
+	sel["matchExpressions"] = append(exprs, map[string]any{
+		"key":      envSelector,
+		"operator": "NotIn",
+		"values":   []any{OutcomeNeverReady, OutcomeCrashLoop, OutcomePullError},
+	})
+	return yaml.Marshal(m)
+}
+
+// outcomeStages simulate the three failures of SPEC §10.
+const outcomeStages = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: slipway-never-ready
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.phase', operator: In, values: [Pending]}
+    - {key: '` + envSelector + `', operator: In, values: [never-ready]}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: Ready, reason: ContainersNotReady, message: "containers with unready status"}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: ContainersReady, reason: ContainersNotReady}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        started: true
+        restartCount: 0
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: slipway-crashloop
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '` + envSelector + `', operator: In, values: [crashloop]}
+    - {key: '.status.phase', operator: In, values: [Pending, Running]}
+  delay:
+    durationMilliseconds: 1000
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $restarts := 0 }}
+      {{ range .status.containerStatuses }}{{ $restarts = .restartCount }}{{ end }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: Ready, reason: ContainersNotReady, message: "containers with unready status"}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: ContainersReady, reason: ContainersNotReady}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        started: false
+        restartCount: {{ add1 (int64 $restarts) }}
+        lastState:
+          terminated: {exitCode: 1, reason: Error, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}
+        state:
+          waiting:
+            reason: CrashLoopBackOff
+            message: {{ printf "back-off 10s restarting failed container=%s" .name | Quote }}
+      {{ end }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: slipway-pull-error
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.phase', operator: In, values: [Pending]}
+    - {key: '` + envSelector + `', operator: In, values: [pull-error]}
+    - {key: '.status.containerStatuses', operator: DoesNotExist}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: Ready, reason: ContainersNotReady, message: "containers with unready status"}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        state:
+          waiting:
+            reason: ErrImagePull
+            message: {{ printf "failed to pull and unpack image %q: not found" .image | Quote }}
+      {{ end }}
+      phase: Pending
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: slipway-pull-backoff
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '` + envSelector + `', operator: In, values: [pull-error]}
+    - {key: '.status.containerStatuses.[0].state.waiting.reason', operator: In, values: [ErrImagePull]}
+  delay:
+    durationMilliseconds: 2000
+  next:
+    statusTemplate: |
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        state:
+          waiting:
+            reason: ImagePullBackOff
+            message: {{ printf "Back-off pulling image %q" .image | Quote }}
+      {{ end }}`

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Copies the pinned tool modules (tools/*/go.mod, go.sum) next to the devcluster package, which
+# embeds them: a directory holding a go.mod cannot be embedded, so the copies are plain files.
+set -euo pipefail
+cd "$(dirname "$0")"
+for d in ../../../tools/*/; do
+	n=$(basename "$d")
+	cp "$d/go.mod" "$n.mod"
+	cp "$d/go.sum" "$n.sum"
+done

@@ -1,0 +1,164 @@
+// Package kube is slipway's only door to the Kubernetes API: it alone imports client-go. It
+// applies objects with server-side apply under one field manager, reads and watches what the
+// engine needs, and turns API errors into sentences that name the object. It assumes a
+// reachable API server described by a kubeconfig; it keeps no state between calls beyond the
+// clients and one discovery (REST mapping) per run.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// FieldManager is the one field manager slipway applies with.
+const FieldManager = "slipway"
+
+// Client holds the typed and dynamic clients of one cluster.
+type Client struct {
+	Config    *rest.Config
+	Clientset kubernetes.Interface
+	Dynamic   dynamic.Interface
+
+	mapperOnce sync.Once
+	mapper     meta.RESTMapper
+	mapperErr  error
+}
+
+// New connects to the cluster of the kubeconfig at path (context "" = its current context).
+// Client-side throttling is off: callers bound their own concurrency instead.
+func New(path, context string) (*Client, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return NewForConfig(cfg)
+}
+
+// NewForConfig builds a Client from a rest.Config, turning client-side throttling off.
+func NewForConfig(cfg *rest.Config) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1
+	cfg.Burst = -1
+	cfg.RateLimiter = nil
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+	}
+	return &Client{Config: cfg, Clientset: cs, Dynamic: dyn}, nil
+}
+
+// Mapper returns a REST mapper built from one discovery of the server, made on first use.
+func (c *Client) Mapper() (meta.RESTMapper, error) {
+	c.mapperOnce.Do(func() {
+		dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+		if err != nil {
+			c.mapperErr = err
+			return
+		}
+		c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	})
+	return c.mapper, c.mapperErr
+}
+
+// ToUnstructured converts a typed object (with its TypeMeta set or registered in the client-go
+// scheme) into an unstructured one with apiVersion and kind filled in.
+func ToUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Empty() {
+		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+		if err != nil || len(gvks) == 0 {
+			return nil, fmt.Errorf("object %T: unknown kind: %v", obj, err)
+		}
+		gvk = gvks[0]
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	delete(u.Object["metadata"].(map[string]any), "creationTimestamp")
+	if st, ok := u.Object["status"].(map[string]any); ok && len(st) == 0 {
+		delete(u.Object, "status")
+	}
+	return u, nil
+}
+
+// ApplyOptions controls one server-side apply.
+type ApplyOptions struct {
+	DryRun bool // server-side dry run: nothing is stored
+	Force  bool // take over fields another manager holds
+}
+
+// Apply server-side-applies obj (no GET first) and returns the object as the server has it.
+// With DryRun the server validates strictly and returns what it would store.
+func (c *Client) Apply(ctx context.Context, obj runtime.Object, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	u, err := ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	ri, err := c.resourceFor(u.GroupVersionKind(), u.GetNamespace())
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	data, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	po := metav1.PatchOptions{FieldManager: FieldManager, Force: &opts.Force, FieldValidation: "Strict"}
+	if opts.DryRun {
+		po.DryRun = []string{metav1.DryRunAll}
+	}
+	out, err := ri.Patch(ctx, u.GetName(), types.ApplyPatchType, data, po)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: apply: %w", u.GetKind(), qualified(u.GetNamespace(), u.GetName()), err)
+	}
+	return out, nil
+}
+
+func (c *Client) resourceFor(gvk schema.GroupVersionKind, ns string) (dynamic.ResourceInterface, error) {
+	m, err := c.Mapper()
+	if err != nil {
+		return nil, err
+	}
+	mapping, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return c.Dynamic.Resource(mapping.Resource).Namespace(ns), nil
+	}
+	return c.Dynamic.Resource(mapping.Resource), nil
+}
+
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
