@@ -1,0 +1,224 @@
+package kube
+
+// The calls the kubernetes state backend (internal/state) needs: a Secret that holds the state
+// and a Lease that locks it, each read and written with resourceVersion preconditions so that two
+// runs racing on one object cannot both win. Plain types in, plain types out, so internal/state
+// can define the interface it uses and test against a fake without knowing client-go.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// ErrObjectNotFound is wrapped by the state calls when the object (or its namespace) is absent.
+var ErrObjectNotFound = errors.New("not found")
+
+// ErrObjectConflict is wrapped by the state calls when a create finds the object already there
+// or an update or delete finds a resourceVersion other than the one it was given.
+var ErrObjectConflict = errors.New("changed concurrently")
+
+// StateSecret is the part of a Secret the state backend reads and writes.
+type StateSecret struct {
+	Name            string
+	Labels          map[string]string
+	Annotations     map[string]string
+	Data            map[string][]byte
+	ResourceVersion string // precondition on update; set from the server on every read
+}
+
+// StateLease is the part of a coordination.k8s.io/v1 Lease the state backend uses as a lock.
+type StateLease struct {
+	Name            string
+	Labels          map[string]string
+	Annotations     map[string]string
+	Holder          string // spec.holderIdentity; "" = free
+	DurationSeconds int32
+	AcquireTime     time.Time
+	RenewTime       time.Time
+	ResourceVersion string
+}
+
+// stateErr names the object and maps the API errors the backend branches on to the sentinels.
+func stateErr(kind, ns, name, verb string, err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s %s: %s: %w: %w", kind, qualified(ns, name), verb, ErrObjectNotFound, err)
+	case apierrors.IsAlreadyExists(err), apierrors.IsConflict(err):
+		return fmt.Errorf("%s %s: %s: %w: %w", kind, qualified(ns, name), verb, ErrObjectConflict, err)
+	}
+	return fmt.Errorf("%s %s: %s: %w", kind, qualified(ns, name), verb, err)
+}
+
+func fromSecret(s *corev1.Secret) *StateSecret {
+	return &StateSecret{Name: s.Name, Labels: s.Labels, Annotations: s.Annotations, Data: s.Data,
+		ResourceVersion: s.ResourceVersion}
+}
+
+func toSecret(ns string, s *StateSecret) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns, Labels: s.Labels,
+			Annotations: s.Annotations, ResourceVersion: s.ResourceVersion},
+		Type: corev1.SecretTypeOpaque,
+		Data: s.Data,
+	}
+}
+
+// GetStateSecret reads Secret ns/name.
+func (c *Client) GetStateSecret(ctx context.Context, ns, name string) (*StateSecret, error) {
+	s, err := c.Clientset.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, stateErr("secret", ns, name, "get", err)
+	}
+	return fromSecret(s), nil
+}
+
+// CreateStateSecret creates Secret ns/s.Name; one that exists already wraps ErrObjectConflict.
+func (c *Client) CreateStateSecret(ctx context.Context, ns string, s *StateSecret) (*StateSecret, error) {
+	in := toSecret(ns, s)
+	in.ResourceVersion = ""
+	out, err := c.Clientset.CoreV1().Secrets(ns).Create(ctx, in, metav1.CreateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, stateErr("secret", ns, s.Name, "create", err)
+	}
+	return fromSecret(out), nil
+}
+
+// UpdateStateSecret replaces Secret ns/s.Name if its resourceVersion is still s.ResourceVersion.
+func (c *Client) UpdateStateSecret(ctx context.Context, ns string, s *StateSecret) (*StateSecret, error) {
+	out, err := c.Clientset.CoreV1().Secrets(ns).Update(ctx, toSecret(ns, s), metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, stateErr("secret", ns, s.Name, "update", err)
+	}
+	return fromSecret(out), nil
+}
+
+// DeleteStateSecret deletes Secret ns/name, only at resourceVersion when that is not "".
+func (c *Client) DeleteStateSecret(ctx context.Context, ns, name, resourceVersion string) error {
+	err := c.Clientset.CoreV1().Secrets(ns).Delete(ctx, name, deleteOptions(resourceVersion))
+	if err != nil {
+		return stateErr("secret", ns, name, "delete", err)
+	}
+	return nil
+}
+
+// ListStateSecrets lists the Secrets of ns that carry every label of match.
+func (c *Client) ListStateSecrets(ctx context.Context, ns string, match map[string]string) ([]StateSecret, error) {
+	l, err := c.Clientset.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(match).String()})
+	if err != nil {
+		return nil, stateErr("secrets", ns, "", "list", err)
+	}
+	out := make([]StateSecret, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, *fromSecret(&l.Items[i]))
+	}
+	return out, nil
+}
+
+func fromLease(l *coordinationv1.Lease) *StateLease {
+	out := &StateLease{Name: l.Name, Labels: l.Labels, Annotations: l.Annotations,
+		ResourceVersion: l.ResourceVersion}
+	if l.Spec.HolderIdentity != nil {
+		out.Holder = *l.Spec.HolderIdentity
+	}
+	if l.Spec.LeaseDurationSeconds != nil {
+		out.DurationSeconds = *l.Spec.LeaseDurationSeconds
+	}
+	if l.Spec.AcquireTime != nil {
+		out.AcquireTime = l.Spec.AcquireTime.Time
+	}
+	if l.Spec.RenewTime != nil {
+		out.RenewTime = l.Spec.RenewTime.Time
+	}
+	return out
+}
+
+func toLease(ns string, l *StateLease) *coordinationv1.Lease {
+	out := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: ns,
+		Labels: l.Labels, Annotations: l.Annotations, ResourceVersion: l.ResourceVersion}}
+	if l.Holder != "" {
+		h := l.Holder
+		out.Spec.HolderIdentity = &h
+	}
+	if l.DurationSeconds > 0 {
+		d := l.DurationSeconds
+		out.Spec.LeaseDurationSeconds = &d
+	}
+	if !l.AcquireTime.IsZero() {
+		out.Spec.AcquireTime = &metav1.MicroTime{Time: l.AcquireTime}
+	}
+	if !l.RenewTime.IsZero() {
+		out.Spec.RenewTime = &metav1.MicroTime{Time: l.RenewTime}
+	}
+	return out
+}
+
+// GetLease reads Lease ns/name.
+func (c *Client) GetLease(ctx context.Context, ns, name string) (*StateLease, error) {
+	l, err := c.Clientset.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, stateErr("lease", ns, name, "get", err)
+	}
+	return fromLease(l), nil
+}
+
+// CreateLease creates Lease ns/l.Name; one that exists already wraps ErrObjectConflict.
+func (c *Client) CreateLease(ctx context.Context, ns string, l *StateLease) (*StateLease, error) {
+	in := toLease(ns, l)
+	in.ResourceVersion = ""
+	out, err := c.Clientset.CoordinationV1().Leases(ns).Create(ctx, in, metav1.CreateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, stateErr("lease", ns, l.Name, "create", err)
+	}
+	return fromLease(out), nil
+}
+
+// UpdateLease replaces Lease ns/l.Name if its resourceVersion is still l.ResourceVersion.
+func (c *Client) UpdateLease(ctx context.Context, ns string, l *StateLease) (*StateLease, error) {
+	out, err := c.Clientset.CoordinationV1().Leases(ns).Update(ctx, toLease(ns, l), metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, stateErr("lease", ns, l.Name, "update", err)
+	}
+	return fromLease(out), nil
+}
+
+// DeleteLease deletes Lease ns/name, only at resourceVersion when that is not "".
+func (c *Client) DeleteLease(ctx context.Context, ns, name, resourceVersion string) error {
+	err := c.Clientset.CoordinationV1().Leases(ns).Delete(ctx, name, deleteOptions(resourceVersion))
+	if err != nil {
+		return stateErr("lease", ns, name, "delete", err)
+	}
+	return nil
+}
+
+// EnsureNamespace creates namespace name unless it exists.
+func (c *Client) EnsureNamespace(ctx context.Context, name string) error {
+	_, err := c.Clientset.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return stateErr("namespace", "", name, "get", err)
+	}
+	_, err = c.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{FieldManager: FieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return stateErr("namespace", "", name, "create", err)
+	}
+	return nil
+}
+
+func deleteOptions(resourceVersion string) metav1.DeleteOptions {
+	if resourceVersion == "" {
+		return metav1.DeleteOptions{}
+	}
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &resourceVersion}}
+}

@@ -1,0 +1,180 @@
+// Package state records what slipway applied to a group (SPEC §8) and keeps two runs from
+// changing one group at once. A group's state is one versioned JSON document with a lineage
+// (made once) and a serial (raised by every write); a Store reads and writes it with a
+// compare-and-swap on both, and a Locker holds the group's lock, which always says who holds it.
+//
+// Backends, chosen by URL in Open: file://PATH (atomic rename, a lock file created
+// exclusively), kubernetes://NAMESPACE (a gzip Secret and a renewed Lease, through KubeAccess)
+// and http(s):// (the Terraform/OpenTofu HTTP backend protocol). The package assumes callers
+// write only while they hold the lock; the serial check is what catches one that does not. It
+// never prints: notices (a lock taken over, a lease lost) go to the Notify option. It never
+// stores a credential: the document has no field for one and HTTP passwords stay in the request.
+package state
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// CurrentVersion is the document version this binary writes and the newest it reads.
+const CurrentVersion = 1
+
+// Document is one group's state.
+type Document struct {
+	Version   int                   `json:"version"`
+	Lineage   string                `json:"lineage"`
+	Serial    int64                 `json:"serial"`
+	Group     string                `json:"group"`
+	Namespace string                `json:"namespace,omitempty"`
+	Nodes     map[string]*NodeState `json:"nodes,omitempty"`
+}
+
+// NodeState is what slipway applied for one node.
+type NodeState struct {
+	MachineID     string                `json:"machineID"`
+	Image         ImageRecord           `json:"image"`
+	PreviousReady string                `json:"previousReady,omitempty"` // ref@digest of the last image that became ready
+	LastRollout   *Rollout              `json:"lastRollout,omitempty"`
+	Roles         map[string]*RoleState `json:"roles,omitempty"`
+	Suspended     bool                  `json:"suspended,omitempty"`
+}
+
+// ImageRecord names a pushed image.
+type ImageRecord struct {
+	Ref    string `json:"ref"` // registry/namespace/node
+	Tag    string `json:"tag,omitempty"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// Rollout results.
+const (
+	RolloutReady      = "ready"
+	RolloutRolledBack = "rolled-back"
+	RolloutFailed     = "failed"
+)
+
+// Rollout is the outcome of a node's last rollout.
+type Rollout struct {
+	Result  string    `json:"result"`
+	Time    time.Time `json:"time"`
+	Message string    `json:"message,omitempty"`
+	Digest  string    `json:"digest,omitempty"`
+}
+
+// RoleState is what slipway applied for one role of a node.
+type RoleState struct {
+	MachineID string      `json:"machineID"`
+	Replicas  int32       `json:"replicas"`
+	Image     ImageRecord `json:"image,omitempty"`
+}
+
+// VersionError refuses a document written by a newer slipway.
+type VersionError struct {
+	Where   string // the state's location
+	Version int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("state %s: version %d is newer than this slipway knows (%d): upgrade slipway",
+		e.Where, e.Version, CurrentVersion)
+}
+
+// ConflictError refuses a write whose document is not the one stored: it was read at another
+// serial (someone wrote since) or it belongs to another lineage (another state altogether).
+type ConflictError struct {
+	Group                       string
+	StoredSerial, GivenSerial   int64
+	StoredLineage, GivenLineage string
+	Lineage                     bool // true: lineages differ; false: serials differ
+}
+
+func (e *ConflictError) Error() string {
+	if e.Lineage {
+		return fmt.Sprintf("state %s: write refused: the document has lineage %s but the stored state has lineage %s: it belongs to another state",
+			e.Group, e.GivenLineage, e.StoredLineage)
+	}
+	return fmt.Sprintf("state %s: write refused: the document was read at serial %d but the stored state is at serial %d: another run wrote it since",
+		e.Group, e.GivenSerial, e.StoredSerial)
+}
+
+// ErrNoGroup is returned by the Store and Locker calls of a backend opened without a group
+// (which can still list).
+var ErrNoGroup = errors.New("no group given")
+
+// Encode returns the document as indented JSON.
+func Encode(d *Document) ([]byte, error) {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("state %s: encode: %w", d.Group, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Decode parses a document, refusing one of a newer version. where names it in errors.
+func Decode(where string, b []byte) (*Document, error) {
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("state %s: parse: %w", where, err)
+	}
+	if head.Version == nil || *head.Version < 1 {
+		return nil, fmt.Errorf("state %s: parse: no version: not a slipway state", where)
+	}
+	if *head.Version > CurrentVersion {
+		return nil, &VersionError{Where: where, Version: *head.Version}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var d Document
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("state %s: parse: %w", where, err)
+	}
+	return &d, nil
+}
+
+// checkWrite compares the document to be written with the stored one (nil: none) and returns
+// what to store: a copy with its version, group, lineage (when new) and next serial set. It is
+// the one rule every backend applies; the backend copies those fields back into d (commit) only
+// once the write succeeded, so a refused or failed write leaves d as it was.
+func checkWrite(group string, stored, d *Document) (*Document, error) {
+	if d.Group != "" && d.Group != group {
+		return nil, fmt.Errorf("state %s: write refused: the document is of group %s", group, d.Group)
+	}
+	next := *d
+	if stored != nil {
+		if d.Lineage != "" && d.Lineage != stored.Lineage {
+			return nil, &ConflictError{Group: group, Lineage: true, StoredLineage: stored.Lineage, GivenLineage: d.Lineage,
+				StoredSerial: stored.Serial, GivenSerial: d.Serial}
+		}
+		if d.Serial != stored.Serial {
+			return nil, &ConflictError{Group: group, StoredSerial: stored.Serial, GivenSerial: d.Serial,
+				StoredLineage: stored.Lineage, GivenLineage: d.Lineage}
+		}
+		next.Lineage = stored.Lineage
+	}
+	if next.Lineage == "" {
+		next.Lineage = NewUUID()
+	}
+	next.Version = CurrentVersion
+	next.Group = group
+	next.Serial++
+	return &next, nil
+}
+
+// commit copies the fields checkWrite set into the caller's document.
+func commit(d, written *Document) {
+	d.Version, d.Group, d.Lineage, d.Serial = written.Version, written.Group, written.Lineage, written.Serial
+}
+
+// NewUUID returns a random (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

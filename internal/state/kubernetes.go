@@ -1,0 +1,455 @@
+package state
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"slipway.dev/slipway/internal/kube"
+)
+
+// KubeAccess is the part of *kube.Client the kubernetes backend uses.
+type KubeAccess interface {
+	GetStateSecret(ctx context.Context, ns, name string) (*kube.StateSecret, error)
+	CreateStateSecret(ctx context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error)
+	UpdateStateSecret(ctx context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error)
+	DeleteStateSecret(ctx context.Context, ns, name, resourceVersion string) error
+	ListStateSecrets(ctx context.Context, ns string, match map[string]string) ([]kube.StateSecret, error)
+	GetLease(ctx context.Context, ns, name string) (*kube.StateLease, error)
+	CreateLease(ctx context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error)
+	UpdateLease(ctx context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error)
+	DeleteLease(ctx context.Context, ns, name, resourceVersion string) error
+	EnsureNamespace(ctx context.Context, name string) error
+}
+
+var _ KubeAccess = (*kube.Client)(nil)
+
+const (
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	labelComponent = "app.kubernetes.io/component"
+	labelGroup     = "slipway.dev/group"
+	annoLockInfo   = "slipway.dev/lock-info"
+	annoSerial     = "slipway.dev/serial"
+	annoLineage    = "slipway.dev/lineage"
+	secretKey      = "state.json.gz"
+	// MaxSecretState is the largest compressed state the backend writes: the API server
+	// refuses objects over 1 MiB, and the Secret carries labels and annotations besides.
+	MaxSecretState  = 1000 * 1024
+	conflictRetries = 8
+)
+
+// kubeBackend keeps a group's state in Secret slipway-state-<group> (gzip JSON, written with a
+// resourceVersion precondition, so the serial check and the write are one atomic step) and its
+// lock in Lease slipway-lock-<group>, as OpenTofu's kubernetes backend does. The holder renews
+// the Lease every third of its duration while it runs; a Lease whose renew time is older than
+// its duration is taken over by the next Lock, which says so through Notify. Expiry is judged
+// by this host's clock against the renew time the holder wrote: hosts are assumed to agree on
+// the time within a fraction of the lease duration.
+type kubeBackend struct {
+	ns    string
+	group string
+	kube  KubeAccess
+	o     options
+
+	mu   sync.Mutex
+	held *renewal // the lock this backend took and renews, if any
+}
+
+type renewal struct {
+	id   string
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	lost bool
+}
+
+func newKubeBackend(ns, group string, k KubeAccess, o options) *kubeBackend {
+	return &kubeBackend{ns: ns, group: group, kube: k, o: o}
+}
+
+func (b *kubeBackend) Location() string   { return "kubernetes://" + b.ns }
+func (b *kubeBackend) secretName() string { return "slipway-state-" + b.group }
+func (b *kubeBackend) leaseName() string  { return "slipway-lock-" + b.group }
+func (b *kubeBackend) where() string      { return b.ns + "/" + b.secretName() }
+
+func (b *kubeBackend) labels() map[string]string {
+	return map[string]string{labelManagedBy: "slipway", labelComponent: "state", labelGroup: b.group}
+}
+
+func (b *kubeBackend) Read(ctx context.Context) (*Document, error) {
+	if b.group == "" {
+		return nil, fmt.Errorf("state in %s: read: %w", b.Location(), ErrNoGroup)
+	}
+	_, d, err := b.get(ctx)
+	return d, err
+}
+
+// get returns the Secret (nil: none) and its document (nil: none).
+func (b *kubeBackend) get(ctx context.Context) (*kube.StateSecret, *Document, error) {
+	s, err := b.kube.GetStateSecret(ctx, b.ns, b.secretName())
+	if errors.Is(err, kube.ErrObjectNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("state %s: read: %w", b.group, err)
+	}
+	data, ok := s.Data[secretKey]
+	if !ok || len(data) == 0 {
+		return s, nil, nil
+	}
+	raw, err := gunzip(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("state %s: secret %s: %w", b.group, b.where(), err)
+	}
+	d, err := Decode("secret "+b.where(), raw)
+	return s, d, err
+}
+
+func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
+	if b.group == "" {
+		return fmt.Errorf("state in %s: write: %w", b.Location(), ErrNoGroup)
+	}
+	if b.lockLost() {
+		return fmt.Errorf("state %s: write refused: %w", b.group, ErrLockLost)
+	}
+	for range conflictRetries {
+		s, stored, err := b.get(ctx)
+		if err != nil {
+			return err
+		}
+		next, err := checkWrite(b.group, stored, d)
+		if err != nil {
+			return err
+		}
+		gz, err := EncodeGzip(next)
+		if err != nil {
+			return err
+		}
+		if len(gz) > MaxSecretState {
+			return fmt.Errorf("state %s: write refused: %d bytes compressed is over the %d bytes a Secret can hold", b.group, len(gz), MaxSecretState)
+		}
+		out := &kube.StateSecret{Name: b.secretName(), Labels: b.labels(),
+			Annotations: map[string]string{annoSerial: fmt.Sprint(next.Serial), annoLineage: next.Lineage},
+			Data:        map[string][]byte{secretKey: gz}}
+		if s == nil {
+			if err := b.kube.EnsureNamespace(ctx, b.ns); err != nil {
+				return fmt.Errorf("state %s: write: %w", b.group, err)
+			}
+			_, err = b.kube.CreateStateSecret(ctx, b.ns, out)
+		} else {
+			out.ResourceVersion = s.ResourceVersion
+			_, err = b.kube.UpdateStateSecret(ctx, b.ns, out)
+		}
+		if errors.Is(err, kube.ErrObjectConflict) {
+			continue // another write got in between: read again; the serial check decides
+		}
+		if err != nil {
+			return fmt.Errorf("state %s: write: %w", b.group, err)
+		}
+		commit(d, next)
+		return nil
+	}
+	return fmt.Errorf("state %s: write: secret %s kept changing under %d attempts", b.group, b.where(), conflictRetries)
+}
+
+func (b *kubeBackend) Delete(ctx context.Context) error {
+	if b.group == "" {
+		return fmt.Errorf("state in %s: delete: %w", b.Location(), ErrNoGroup)
+	}
+	err := b.kube.DeleteStateSecret(ctx, b.ns, b.secretName(), "")
+	if err != nil && !errors.Is(err, kube.ErrObjectNotFound) {
+		return fmt.Errorf("state %s: delete: %w", b.group, err)
+	}
+	return nil
+}
+
+// List returns the groups with a state Secret in the namespace.
+func (b *kubeBackend) List(ctx context.Context) ([]string, error) {
+	l, err := b.kube.ListStateSecrets(ctx, b.ns, map[string]string{labelManagedBy: "slipway", labelComponent: "state"})
+	if errors.Is(err, kube.ErrObjectNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("states in %s: list: %w", b.Location(), err)
+	}
+	var out []string
+	for _, s := range l {
+		if g := s.Labels[labelGroup]; g != "" {
+			out = append(out, g)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (b *kubeBackend) leaseSeconds() int32 {
+	s := int32(b.o.leaseDuration / time.Second)
+	return max(s, 1)
+}
+
+func leaseExpiry(l *kube.StateLease) time.Time {
+	t := l.RenewTime
+	if t.IsZero() {
+		t = l.AcquireTime
+	}
+	return t.Add(time.Duration(max(l.DurationSeconds, 1)) * time.Second)
+}
+
+// holderOf decodes the lock info a Lease carries, falling back to its holder identity.
+func holderOf(l *kube.StateLease) Info {
+	var info Info
+	if v := l.Annotations[annoLockInfo]; v != "" && json.Unmarshal([]byte(v), &info) == nil && info.ID == l.Holder {
+		info.Expires = leaseExpiry(l)
+		return info
+	}
+	return Info{ID: l.Holder, Who: "unknown (lease holder " + l.Holder + ")", Created: l.AcquireTime, Expires: leaseExpiry(l)}
+}
+
+func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
+	if b.group == "" {
+		return "", fmt.Errorf("state in %s: lock: %w", b.Location(), ErrNoGroup)
+	}
+	if info.ID == "" {
+		info.ID = NewUUID()
+	}
+	if info.Path == "" {
+		info.Path = b.Location()
+	}
+	infoJSON, err := json.Marshal(info)
+	if err != nil {
+		return "", fmt.Errorf("state %s: lock: %w", b.group, err)
+	}
+	for range conflictRetries {
+		now := time.Now()
+		want := &kube.StateLease{Name: b.leaseName(), Labels: b.labels(),
+			Annotations: map[string]string{annoLockInfo: string(infoJSON)},
+			Holder:      info.ID, DurationSeconds: b.leaseSeconds(), AcquireTime: now, RenewTime: now}
+		cur, err := b.kube.GetLease(ctx, b.ns, b.leaseName())
+		var prev *Info
+		switch {
+		case errors.Is(err, kube.ErrObjectNotFound):
+			if err := b.kube.EnsureNamespace(ctx, b.ns); err != nil {
+				return "", fmt.Errorf("state %s: lock: %w", b.group, err)
+			}
+			cur, err = b.kube.CreateLease(ctx, b.ns, want)
+		case err != nil:
+			return "", fmt.Errorf("state %s: lock: %w", b.group, err)
+		case cur.Holder != "" && now.Before(leaseExpiry(cur)):
+			return "", &LockError{Group: b.group, Holder: holderOf(cur)}
+		default: // free, or expired: take it, at the version we judged
+			if cur.Holder != "" {
+				h := holderOf(cur)
+				prev = &h
+			}
+			want.ResourceVersion = cur.ResourceVersion
+			cur, err = b.kube.UpdateLease(ctx, b.ns, want)
+		}
+		if errors.Is(err, kube.ErrObjectConflict) {
+			continue // someone else moved first: look again
+		}
+		if err != nil {
+			return "", fmt.Errorf("state %s: lock: %w", b.group, err)
+		}
+		if prev != nil {
+			b.o.notify(Notice{Kind: NoticeTakeover, Group: b.group, Previous: prev,
+				Message: fmt.Sprintf("state %s: took over the lock of %s: its lease expired at %s without renewal (the holder stopped or lost the cluster)",
+					b.group, prev, prev.Expires.UTC().Format(time.RFC3339))})
+		}
+		b.startRenewal(info.ID, cur)
+		return info.ID, nil
+	}
+	return "", fmt.Errorf("state %s: lock: lease %s/%s kept changing under %d attempts", b.group, b.ns, b.leaseName(), conflictRetries)
+}
+
+func (b *kubeBackend) startRenewal(id string, l *kube.StateLease) {
+	r := &renewal{id: id, stop: make(chan struct{}), done: make(chan struct{})}
+	b.mu.Lock()
+	old := b.held
+	b.held = r
+	b.mu.Unlock()
+	if old != nil {
+		old.halt()
+	}
+	go b.renew(r, l)
+}
+
+func (r *renewal) halt() {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+}
+
+func (b *kubeBackend) lockLost() bool {
+	b.mu.Lock()
+	r := b.held
+	b.mu.Unlock()
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lost
+}
+
+// renew keeps the Lease of r fresh until r is halted or another run took it.
+func (b *kubeBackend) renew(r *renewal, l *kube.StateLease) {
+	defer close(r.done)
+	period := b.o.leaseDuration / 3
+	t := time.NewTicker(period)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), period)
+		next, err := b.renewOnce(ctx, r.id, l)
+		cancel()
+		var le *LockError
+		switch {
+		case errors.As(err, &le):
+			r.mu.Lock()
+			r.lost = true
+			r.mu.Unlock()
+			b.o.notify(Notice{Kind: NoticeLockLost, Group: b.group, Previous: &le.Holder,
+				Message: fmt.Sprintf("state %s: the lock was taken over by %s; this run's further state writes are refused", b.group, le.Holder)})
+			return
+		case err != nil:
+			b.o.notify(Notice{Kind: NoticeRenewFailed, Group: b.group,
+				Message: fmt.Sprintf("state %s: renewing the lock failed (last renewed %s ago; it expires after %s): %v",
+					b.group, time.Since(lastOK).Round(time.Second), b.o.leaseDuration, err)})
+		default:
+			l = next
+			lastOK = time.Now()
+		}
+	}
+}
+
+// renewOnce moves the Lease's renew time to now, or returns *LockError when it is not ours.
+func (b *kubeBackend) renewOnce(ctx context.Context, id string, l *kube.StateLease) (*kube.StateLease, error) {
+	for range 2 {
+		upd := *l
+		upd.RenewTime = time.Now()
+		out, err := b.kube.UpdateLease(ctx, b.ns, &upd)
+		if err == nil {
+			return out, nil
+		}
+		if !errors.Is(err, kube.ErrObjectConflict) && !errors.Is(err, kube.ErrObjectNotFound) {
+			return nil, err
+		}
+		cur, gerr := b.kube.GetLease(ctx, b.ns, b.leaseName())
+		if errors.Is(gerr, kube.ErrObjectNotFound) {
+			return nil, &LockError{Group: b.group, Holder: Info{Who: "nobody (the lease was deleted, by state unlock or destroy)"}}
+		}
+		if gerr != nil {
+			return nil, gerr
+		}
+		if cur.Holder != id {
+			return nil, &LockError{Group: b.group, Holder: holderOf(cur)}
+		}
+		l = cur
+	}
+	return nil, fmt.Errorf("lease %s/%s kept changing", b.ns, b.leaseName())
+}
+
+func (b *kubeBackend) LockInfo(ctx context.Context) (*Info, error) {
+	if b.group == "" {
+		return nil, fmt.Errorf("state in %s: lock info: %w", b.Location(), ErrNoGroup)
+	}
+	cur, err := b.kube.GetLease(ctx, b.ns, b.leaseName())
+	if errors.Is(err, kube.ErrObjectNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state %s: lock info: %w", b.group, err)
+	}
+	if cur.Holder == "" {
+		return nil, nil
+	}
+	h := holderOf(cur)
+	return &h, nil
+}
+
+func (b *kubeBackend) Unlock(ctx context.Context, id string) error {
+	b.mu.Lock()
+	r := b.held
+	if r != nil && r.id == id {
+		b.held = nil
+	} else {
+		r = nil
+	}
+	b.mu.Unlock()
+	if r != nil {
+		r.halt()
+	}
+	for range conflictRetries {
+		cur, err := b.kube.GetLease(ctx, b.ns, b.leaseName())
+		if errors.Is(err, kube.ErrObjectNotFound) || (err == nil && cur.Holder == "") {
+			return fmt.Errorf("state %s: unlock %s: %w", b.group, id, ErrNotLocked)
+		}
+		if err != nil {
+			return fmt.Errorf("state %s: unlock: %w", b.group, err)
+		}
+		if cur.Holder != id {
+			return &LockIDError{Group: b.group, ID: id, Holder: holderOf(cur)}
+		}
+		err = b.kube.DeleteLease(ctx, b.ns, b.leaseName(), cur.ResourceVersion)
+		if errors.Is(err, kube.ErrObjectConflict) {
+			continue
+		}
+		if errors.Is(err, kube.ErrObjectNotFound) {
+			return fmt.Errorf("state %s: unlock %s: %w", b.group, id, ErrNotLocked)
+		}
+		if err != nil {
+			return fmt.Errorf("state %s: unlock: %w", b.group, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("state %s: unlock: lease %s/%s kept changing under %d attempts", b.group, b.ns, b.leaseName(), conflictRetries)
+}
+
+// EncodeGzip returns the document as gzip-compressed JSON, as the kubernetes backend stores it.
+func EncodeGzip(d *Document) ([]byte, error) {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("state %s: encode: %w", d.Group, err)
+	}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return nil, fmt.Errorf("state %s: compress: %w", d.Group, err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("state %s: compress: %w", d.Group, err)
+	}
+	return buf.Bytes(), nil
+}
+
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	defer zr.Close()
+	// A state is at most a few MiB uncompressed; refuse a bomb.
+	out, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	return out, nil
+}

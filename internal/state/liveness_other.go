@@ -1,0 +1,5 @@
+//go:build !unix
+
+package state
+
+func pidLiveness(int) Liveness { return LivenessUnknown }
