@@ -1,0 +1,174 @@
+// Package spec is the group file of SPEC §3 as data: it loads a slipway.yaml strictly (an
+// unknown field, a wrong type or a duplicate key is an error with its file:line and field
+// path), merges each node with the file's `defaults:`, and validates every rule of §3,
+// reporting all errors at once as Errors.
+//
+// It is pure apart from reading the file and checking that the image paths it names exist:
+// it talks to no cluster and no registry. A *Group it returns is valid and complete (defaults
+// applied, image paths absolute), so later stages (render, plan) need not check it again.
+package spec
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Init values of a node.
+const (
+	InitSystemd = "systemd"
+	InitNone    = "none"
+)
+
+// Protocols of a Port.
+const (
+	TCP = "TCP"
+	UDP = "UDP"
+)
+
+// Defaults the file does not have to state.
+const (
+	DefaultRolloutTimeout = 5 * time.Minute
+	DefaultInitCommand    = "/sbin/init"
+	DefaultStateSize      = "1Gi"
+	DefaultRoleReplicas   = 1
+)
+
+// Group is a loaded, defaulted and validated group file.
+type Group struct {
+	Name             string
+	Namespace        string // as written; "" when the file has none (SPEC §2 precedence applies)
+	RuntimeClassName string
+	Nodes            []*Node // sorted by name
+	File             string  // the file name as given to Load or Parse
+	Dir              string  // absolute directory relative image paths were resolved against
+}
+
+// Node returns the node called name, or nil.
+func (g *Group) Node(name string) *Node {
+	for _, n := range g.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Node is one machine-like node of the group, with the file's defaults merged in.
+type Node struct {
+	Name           string
+	Image          Image
+	Init           string // InitSystemd or InitNone
+	Readiness      *Probe // nil: the default of Init (SPEC §5)
+	Env            map[string]string
+	Resources      corev1.ResourceRequirements
+	RolloutTimeout time.Duration
+	State          StateVolume
+	Firewall       Firewall
+	PublishedNames []string
+	Roles          []*Role // sorted by name
+}
+
+// Role returns the role called name, or nil.
+func (n *Node) Role(name string) *Role {
+	for _, r := range n.Roles {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// Image is where a node's (or a service role's) image comes from: exactly one of Rootfs,
+// Archive and Base is set. Paths are absolute.
+type Image struct {
+	Rootfs  string    // a directory: the image has it as its one layer
+	Archive string    // a docker-archive or OCI-layout tarball, pushed as it is
+	Base    string    // an image reference, plus the Add files as one more layer
+	Add     []AddFile // only with Base
+	Command []string  // empty: the image's own; /sbin/init for Rootfs unless set
+}
+
+// AddFile is one file added on top of a base image.
+type AddFile struct {
+	Src string // absolute path on the build machine
+	Dst string // absolute path in the image
+}
+
+// Probe is a readiness probe: exactly one of Exec, HTTP and TCP is set.
+type Probe struct {
+	Exec []string
+	HTTP *HTTPProbe
+	TCP  int32 // a TCP port; 0 when unset
+}
+
+// HTTPProbe is an HTTP GET readiness check.
+type HTTPProbe struct {
+	Port int32
+	Path string // starts with "/"
+}
+
+// StateVolume is the claim `<node>-state` mounted on /var/lib.
+type StateVolume struct {
+	Size         resource.Quantity
+	StorageClass string // "": the cluster's default class
+}
+
+// Firewall is the node's firewall description; NetworkPolicies and the Service derive from it.
+type Firewall struct {
+	Served, Published, Admin, Operator              []Port
+	InternalSources, AdminSources, OperatorSources []string // canonical CIDRs
+}
+
+// LoadBalancerPorts are the ports of the Service `<node>`: published, admin and operator ports,
+// each once, in that order. Empty means the node gets no Service (SPEC §5, FR-018).
+func (f Firewall) LoadBalancerPorts() []Port {
+	var out []Port
+	seen := map[Port]bool{}
+	for _, list := range [][]Port{f.Published, f.Admin, f.Operator} {
+		for _, p := range list {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Role is a Deployment `<node>-<role>` beside the node's main one.
+type Role struct {
+	Name     string
+	Replicas int32
+	Ports    []Port
+	Metrics  *Port    // nil: no metrics Service
+	Service  *Service // nil: the role runs the node's image with `slipway.role=<role>`
+}
+
+// Service is the separate image a role runs instead of the node's image (FR-004d).
+type Service struct {
+	Image       Image
+	Environment map[string]string
+}
+
+// Port is a protocol and a port number; the file writes it `80`, `tcp/80` or `udp/53`.
+type Port struct {
+	Protocol string // TCP or UDP
+	Number   int32
+}
+
+// String writes the port as the file would: `80` for TCP, `udp/53` for UDP.
+func (p Port) String() string {
+	if p.Protocol == TCP {
+		return itoa(p.Number)
+	}
+	return strings.ToLower(p.Protocol) + "/" + itoa(p.Number)
+}
+
+// Name is the port's name in a Service: `<protocol>-<port>`, lowercase (SPEC §5).
+func (p Port) Name() string { return strings.ToLower(p.Protocol) + "-" + itoa(p.Number) }
+
+func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }

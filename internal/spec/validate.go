@@ -1,0 +1,111 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Names of the objects slipway derives from a group (SPEC §5). render uses these, so a name
+// validated here is the name rendered.
+const DefaultDenyPolicy = "default-deny"
+
+// ClaimName is the PersistentVolumeClaim of a node's state.
+func ClaimName(node string) string { return node + "-state" }
+
+// ServiceAccountName is the ServiceAccount of a node's pods.
+func ServiceAccountName(node string) string { return "node-" + node }
+
+// RoleObjectName is the Deployment, Service and NetworkPolicy of a role, and the key of a
+// service role's image.
+func RoleObjectName(node, role string) string { return node + "-" + role }
+
+// MetricsObjectName is the headless Service and NetworkPolicy of a role's metrics port.
+func MetricsObjectName(node, role string) string { return node + "-" + role + "-metrics" }
+
+// RoleMachineIDKey is the key of a role pod's machine ID (nodes use their name).
+func RoleMachineIDKey(node, role string) string { return node + "/" + role }
+
+// derived is one object name a node or role makes.
+type derived struct {
+	kind, name string
+}
+
+func nodeObjects(n *Node) []derived {
+	return []derived{
+		{"ServiceAccount", ServiceAccountName(n.Name)},
+		{"PersistentVolumeClaim", ClaimName(n.Name)},
+		{"Deployment", n.Name},
+		{"Service", n.Name},
+		{"NetworkPolicy", n.Name},
+	}
+}
+
+func roleObjects(n *Node, r *Role) []derived {
+	out := []derived{
+		{"Deployment", RoleObjectName(n.Name, r.Name)},
+		{"Service", RoleObjectName(n.Name, r.Name)},
+		{"NetworkPolicy", RoleObjectName(n.Name, r.Name)},
+	}
+	if r.Metrics != nil {
+		out = append(out,
+			derived{"Service", MetricsObjectName(n.Name, r.Name)},
+			derived{"NetworkPolicy", MetricsObjectName(n.Name, r.Name)})
+	}
+	return out
+}
+
+// validate checks what holds across fields and across nodes, once defaults are merged.
+func (d *decoder) validate(g *Group) {
+	type owner struct{ path, what string }
+	// Claimed names per kind; `default-deny` is the group's own policy.
+	taken := map[derived]owner{{"NetworkPolicy", DefaultDenyPolicy}: {"", "the group's default-deny policy"}}
+	claim := func(path, who string, objs []derived) {
+		reported := map[string]bool{}
+		var longest derived
+		for _, o := range objs {
+			if len(o.name) > len(longest.name) {
+				longest = o
+			}
+		}
+		if len(longest.name) > 63 {
+			d.errPath(path, "name %q of its %s is %d characters, more than 63", longest.name, longest.kind, len(longest.name))
+		}
+		for _, o := range objs {
+			if first, ok := taken[o]; ok && first.path != path {
+				if !reported[first.path] {
+					reported[first.path] = true
+					d.errPath(path, "%s %s collides with the one of %s", o.kind, o.name, first.what)
+				}
+				continue
+			}
+			taken[o] = owner{path, who}
+		}
+	}
+	for _, n := range g.Nodes {
+		path := "nodes." + n.Name
+		claim(path, "node "+n.Name, nodeObjects(n))
+		for _, r := range n.Roles {
+			claim(path+".roles."+r.Name, fmt.Sprintf("role %s of node %s", r.Name, n.Name), roleObjects(n, r))
+		}
+		d.validateNode(n, path)
+	}
+}
+
+func (d *decoder) validateNode(n *Node, path string) {
+	fw := n.Firewall
+	for _, c := range []struct {
+		field string
+		ports []Port
+	}{{"published", fw.Published}, {"admin", fw.Admin}, {"operator", fw.Operator}} {
+		for i, p := range c.ports {
+			if !slices.Contains(fw.Served, p) {
+				d.errPath(index(path+".firewall."+c.field, i), "port %s is not served", p)
+			}
+		}
+	}
+	for name, req := range n.Resources.Requests {
+		if lim, ok := n.Resources.Limits[name]; ok && req.Cmp(lim) > 0 {
+			d.errPath(path+".resources.requests."+string(name), "request %s is more than the limit %s", req.String(), lim.String())
+		}
+	}
+}
