@@ -127,14 +127,34 @@ func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// parserProblems are the problems yaml.v3's parser (not its scanner) reports. For those it
+// prints the 0-based line where the broken construct starts, so 1 is added to give the
+// construct's line in the file.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
 func (d *decoder) syntax(err error) {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		d.add(line, "", "invalid YAML: %s", m[2])
-		return
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	d.add(0, "", "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	if parserProblems[msg] {
+		line++
+	}
+	d.add(line, "", "invalid YAML: %s", msg)
 }
 
 func (d *decoder) group(data []byte) *Group {

@@ -119,7 +119,7 @@ type StateVolume struct {
 
 // Firewall is the node's firewall description; NetworkPolicies and the Service derive from it.
 type Firewall struct {
-	Served, Published, Admin, Operator              []Port
+	Served, Published, Admin, Operator             []Port
 	InternalSources, AdminSources, OperatorSources []string // canonical CIDRs
 }
 
