@@ -1,0 +1,790 @@
+package image
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
+)
+
+// devRegistry is the dev cluster's registry (CNCF Distribution), host:port on loopback.
+func devRegistry(t *testing.T) string {
+	t.Helper()
+	return devtest.Env(t).Registry
+}
+
+// uniqueNamespace keeps each test's repositories apart, so tests and packages can share the
+// registry in parallel and a rerun starts with nothing pushed.
+func uniqueNamespace(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "imagetest-" + hex.EncodeToString(b)
+}
+
+// countingProxy forwards to the registry at host and records "METHOD /path" of each request.
+type countingProxy struct {
+	mu       sync.Mutex
+	requests []string
+	host     string
+}
+
+func newCountingProxy(t *testing.T, host string) *countingProxy {
+	t.Helper()
+	target := &url.URL{Scheme: "http", Host: host}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	cp := &countingProxy{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cp.mu.Lock()
+		cp.requests = append(cp.requests, r.Method+" "+r.URL.Path)
+		cp.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cp.host = strings.TrimPrefix(srv.URL, "http://")
+	return cp
+}
+
+func (cp *countingProxy) take() []string {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	r := cp.requests
+	cp.requests = nil
+	return r
+}
+
+// uploads are the requests that send blob content or open a blob upload.
+func uploads(reqs []string) []string {
+	var out []string
+	for _, r := range reqs {
+		if strings.Contains(r, "/blobs/uploads") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// writeTree makes a small rootfs with every kind of entry slipway keeps.
+func writeTree(t *testing.T, root string) {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "etc", "systemd"), 0o755))
+	must(os.MkdirAll(filepath.Join(root, "sbin"), 0o755))
+	must(os.MkdirAll(filepath.Join(root, "tmp"), 0o755))
+	must(os.Chmod(filepath.Join(root, "tmp"), 0o777|fs.ModeSticky))
+	must(os.WriteFile(filepath.Join(root, "etc", "hostname"), []byte("web\n"), 0o644))
+	must(os.WriteFile(filepath.Join(root, "etc", "shadow"), []byte("root:*:1::::::\n"), 0o600))
+	must(os.WriteFile(filepath.Join(root, "sbin", "init"), []byte("#!/bin/sh\nexec sleep inf\n"), 0o755))
+	must(os.Chmod(filepath.Join(root, "sbin", "init"), 0o755|fs.ModeSetuid))
+	must(os.Symlink("../sbin/init", filepath.Join(root, "etc", "systemd", "init")))
+	must(os.Link(filepath.Join(root, "sbin", "init"), filepath.Join(root, "sbin", "init-hard")))
+}
+
+// copyTree copies src to dst keeping modes, symlinks and hard links, but not file times: the
+// copy gets new ones, as a checkout or a rebuild of the tree would.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	linked := map[uint64]string{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.IsDir():
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			return os.Chmod(out, fi.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid))
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, out)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if first, ok := linked[st.Ino]; ok && st.Nlink > 1 {
+			return os.Link(first, out)
+		}
+		linked[st.Ino] = out
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(out, b, 0o600); err != nil {
+			return err
+		}
+		return os.Chmod(out, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(72 * time.Hour)
+	_ = filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type()&fs.ModeSymlink == 0 {
+			_ = os.Chtimes(p, later, later)
+		}
+		return nil
+	})
+}
+
+type entry struct {
+	Name     string
+	Type     byte
+	Mode     int64
+	Link     string
+	Size     int64
+	Uid, Gid int
+	Uname    string
+	ModTime  int64
+}
+
+// entries lists the tar entries of the image's only (or last) layer.
+func entries(t *testing.T, img v1.Image) []entry {
+	t.Helper()
+	ls, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := ls[len(ls)-1].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var out []entry
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, entry{h.Name, h.Typeflag, h.Mode, h.Linkname, h.Size, h.Uid, h.Gid, h.Uname + h.Gname, h.ModTime.Unix()})
+	}
+}
+
+func TestRootfsReproducible(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	a := filepath.Join(t.TempDir(), "rootfs")
+	writeTree(t, a)
+	b := filepath.Join(t.TempDir(), "elsewhere", "copy")
+	copyTree(t, a, b)
+
+	build := func(root string) v1.Image {
+		img, warnings, err := NewBuilder(Options{}).Build(context.Background(), Source{
+			Rootfs: root,
+			Labels: map[string]string{ServedLabel: "tcp/22,tcp/80,udp/53"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) > 0 {
+			t.Fatalf("warnings: %v", warnings)
+		}
+		return img
+	}
+	imgA, imgB := build(a), build(b)
+
+	t.Run("digests", func(t *testing.T) {
+		for _, f := range []func(v1.Image) (v1.Hash, error){v1.Image.Digest, v1.Image.ConfigName} {
+			da, err := f(imgA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := f(imgB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(da, db); diff != "" {
+				t.Errorf("digest of the copy differs (-want +got):\n%s", diff)
+			}
+		}
+		ta, _ := TagFor(imgA)
+		tb, _ := TagFor(imgB)
+		if ta != tb || !strings.HasPrefix(ta, "c-") || len(ta) != 18 {
+			t.Errorf("tags %q and %q: want one tag c-<16 hex>", ta, tb)
+		}
+	})
+
+	t.Run("entries", func(t *testing.T) {
+		want := []entry{
+			{Name: "etc/", Type: tar.TypeDir, Mode: 0o755},
+			{Name: "etc/hostname", Type: tar.TypeReg, Mode: 0o644, Size: 4},
+			{Name: "etc/shadow", Type: tar.TypeReg, Mode: 0o600, Size: 15},
+			{Name: "etc/systemd/", Type: tar.TypeDir, Mode: 0o755},
+			{Name: "etc/systemd/init", Type: tar.TypeSymlink, Mode: 0o777, Link: "../sbin/init"},
+			{Name: "sbin/", Type: tar.TypeDir, Mode: 0o755},
+			{Name: "sbin/init", Type: tar.TypeReg, Mode: 0o4755, Size: 25},
+			{Name: "sbin/init-hard", Type: tar.TypeLink, Mode: 0o4755, Link: "sbin/init"},
+			{Name: "tmp/", Type: tar.TypeDir, Mode: 0o1777},
+		}
+		if diff := cmp.Diff(want, entries(t, imgB)); diff != "" {
+			t.Errorf("layer entries (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("config", func(t *testing.T) {
+		raw, err := imgA.RawConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), "created\"") {
+			t.Errorf("config has a creation time: %s", raw)
+		}
+		cf, err := imgA.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []any{cf.Architecture, cf.OS, cf.Config.Entrypoint, cf.Config.Cmd, cf.Config.Labels}
+		want := []any{"amd64", "linux", []string{"/sbin/init"}, []string(nil), map[string]string{ServedLabel: "tcp/22,tcp/80,udp/53"}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("config (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("source date epoch", func(t *testing.T) {
+		t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+		img := build(a)
+		for _, e := range entries(t, img) {
+			if e.ModTime != 1700000000 {
+				t.Fatalf("entry %s: time %d, want SOURCE_DATE_EPOCH", e.Name, e.ModTime)
+			}
+		}
+		if d, _ := img.ConfigName(); func() bool { d0, _ := imgA.ConfigName(); return d == d0 }() {
+			t.Error("a different SOURCE_DATE_EPOCH gave the same image")
+		}
+	})
+}
+
+func TestSpecialFilesSkipped(t *testing.T) {
+	// A short path: unix socket names are limited to about 100 bytes.
+	root, err := os.MkdirTemp("", "sw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.WriteFile(filepath.Join(root, "a"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+
+	img, warnings, err := NewBuilder(Options{}).Build(context.Background(), Source{Rootfs: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{sock + ": socket skipped"}, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	want := []entry{{Name: "a", Type: tar.TypeReg, Mode: 0o644, Size: 1}}
+	if diff := cmp.Diff(want, entries(t, img)); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		src  Source
+		want string
+	}{
+		{"none", Source{}, "exactly one of rootfs, archive and base"},
+		{"two", Source{Rootfs: dir, Archive: file}, "exactly one of rootfs, archive and base"},
+		{"add without base", Source{Rootfs: dir, Add: []AddFile{{file, "/f"}}}, "add needs a base"},
+		{"missing rootfs", Source{Rootfs: filepath.Join(dir, "nope")}, "rootfs " + filepath.Join(dir, "nope")},
+		{"rootfs is a file", Source{Rootfs: file}, "not a directory"},
+		{"archive not a tar", Source{Archive: file}, "archive " + file},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := NewBuilder(Options{}).Build(context.Background(), tc.src)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPushOnce(t *testing.T) {
+	proxy := newCountingProxy(t, devRegistry(t))
+	opts := Options{Registry: proxy.host}
+	root := t.TempDir()
+	writeTree(t, root)
+	pub, err := NewPublisher(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := Job{Name: "web", Repository: Repository(opts.Registry, uniqueNamespace(t), "web"), Source: Source{Rootfs: root}}
+
+	var events []Event
+	var mu sync.Mutex
+	emit := func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	first, err := Push(context.Background(), NewBuilder(opts), pub, job, emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uploads(proxy.take()); len(got) == 0 || !first.Pushed {
+		t.Fatalf("first push: uploads %v, pushed %v: want an upload", got, first.Pushed)
+	}
+	if !strings.HasPrefix(first.Digest.String(), job.Repository+"@sha256:") {
+		t.Errorf("digest %s: want %s@sha256:…", first.Digest, job.Repository)
+	}
+	if events[len(events)-1].Kind != EventPushed {
+		t.Errorf("last event %+v: want pushed", events[len(events)-1])
+	}
+
+	t.Run("unchanged", func(t *testing.T) {
+		// A new publisher, as a new slipway process would have.
+		pub, err := NewPublisher(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := Push(context.Background(), NewBuilder(opts), pub, job, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := proxy.take()
+		if diff := cmp.Diff(first.Digest.String(), second.Digest.String()); diff != "" || second.Pushed {
+			t.Errorf("second push: pushed %v, digest (-want +got):\n%s", second.Pushed, diff)
+		}
+		if len(uploads(reqs)) > 0 || len(reqs) > 5 {
+			t.Errorf("second push made %d requests %v: want no upload and at most 5", len(reqs), reqs)
+		}
+	})
+
+	t.Run("resolve", func(t *testing.T) {
+		d, err := Resolve(context.Background(), opts, first.Tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(first.Digest.String(), d.String()); diff != "" {
+			t.Errorf("resolve (-want +got):\n%s", diff)
+		}
+		_, err = Resolve(context.Background(), opts, job.Repository+":c-0000000000000000")
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("resolve of a missing tag: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("changed layer only", func(t *testing.T) {
+		// Changing the label alone keeps the layer: only the config and manifest go up.
+		job := job
+		job.Source.Labels = map[string]string{ServedLabel: "tcp/80"}
+		res, err := Push(context.Background(), NewBuilder(opts), pub, job, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Pushed || res.Digest == first.Digest {
+			t.Errorf("push with a new label: %+v, want a new digest", res)
+		}
+		var blobPuts int
+		for _, r := range proxy.take() {
+			if strings.HasPrefix(r, "PUT ") && strings.Contains(r, "/blobs/uploads") {
+				blobPuts++
+			}
+		}
+		if blobPuts != 1 {
+			t.Errorf("push with a new label uploaded %d blobs, want 1 (the config)", blobPuts)
+		}
+	})
+}
+
+// tarDir writes the directory dir as a tar file at out.
+func tarDir(t *testing.T, dir, out string) {
+	t.Helper()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	if err := tw.AddFS(os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestArchivesKeepTheirDigest(t *testing.T) {
+	reg := devRegistry(t)
+	opts := Options{Registry: reg}
+	ns := uniqueNamespace(t)
+	orig, err := random.Image(3000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+
+	docker := filepath.Join(dir, "docker.tar")
+	tag, _ := name.NewTag("example.org/x:y")
+	if err := tarball.WriteToFile(docker, tag, orig); err != nil {
+		t.Fatal(err)
+	}
+	ociDir := filepath.Join(dir, "oci")
+	p, err := layout.Write(ociDir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(orig); err != nil {
+		t.Fatal(err)
+	}
+	oci := filepath.Join(dir, "oci.tar")
+	tarDir(t, ociDir, oci)
+
+	want, err := orig.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := NewPublisher(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path string }{{"docker-archive", docker}, {"oci-layout", oci}} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := Job{Name: tc.name, Repository: Repository(reg, ns, tc.name), Source: Source{Archive: tc.path}}
+			res, err := Push(context.Background(), NewBuilder(opts), pub, job, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.String(), res.Digest.DigestStr()); diff != "" {
+				t.Errorf("pushed digest (-want +got):\n%s", diff)
+			}
+			cfg, _ := orig.ConfigName()
+			if diff := cmp.Diff(job.Repository+":c-"+cfg.Hex[:16], res.Tag); diff != "" {
+				t.Errorf("tag (-want +got):\n%s", diff)
+			}
+			// What the registry holds is the original, blob for blob.
+			ref, _ := name.ParseReference(res.Digest.String())
+			got, err := remote.Image(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gm, _ := got.RawManifest()
+			om, _ := orig.RawManifest()
+			if diff := cmp.Diff(string(om), string(gm)); diff != "" {
+				t.Errorf("manifest in the registry (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBaseAndAdd(t *testing.T) {
+	reg := devRegistry(t)
+	opts := Options{Registry: reg}
+	ns := uniqueNamespace(t)
+	base, err := random.Image(1000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err = mutate.Config(base, v1.Config{Entrypoint: []string{"/bin/base"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseRef := Repository(reg, ns, "base") + ":1"
+	r, _ := name.ParseReference(baseRef)
+	if err := remote.Write(r, base); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte("events {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "site"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "site", "index.html"), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := Source{Base: baseRef, Add: []AddFile{
+		{Src: filepath.Join(dir, "site"), Dst: "/srv/www"},
+		{Src: filepath.Join(dir, "nginx.conf"), Dst: "/etc/nginx/nginx.conf"},
+	}}
+	b := NewBuilder(opts)
+	img, _, err := b.Build(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []entry{
+		{Name: "etc/nginx/nginx.conf", Type: tar.TypeReg, Mode: 0o644, Size: 10},
+		{Name: "srv/www/", Type: tar.TypeDir, Mode: 0o755},
+		{Name: "srv/www/index.html", Type: tar.TypeReg, Mode: 0o644, Size: 2},
+	}
+	if diff := cmp.Diff(want, entries(t, img)); diff != "" {
+		t.Errorf("added layer (-want +got):\n%s", diff)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"/bin/base"}, cf.Config.Entrypoint); diff != "" {
+		t.Errorf("entrypoint kept from the base (-want +got):\n%s", diff)
+	}
+	again, _, err := b.Build(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := img.Digest()
+	d2, _ := again.Digest()
+	if d1 != d2 {
+		t.Errorf("two builds of base+add: %s and %s", d1, d2)
+	}
+	pub, _ := NewPublisher(opts)
+	res, err := Push(context.Background(), b, pub, Job{Name: "web", Repository: Repository(reg, ns, "web"), Source: src}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Digest.DigestStr() != d1.String() {
+		t.Errorf("pushed %s, built %s", res.Digest, d1)
+	}
+
+	t.Run("command set", func(t *testing.T) {
+		src := src
+		src.Command = []string{"/sbin/init"}
+		img, _, err := b.Build(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, _ := img.ConfigFile()
+		if diff := cmp.Diff([]string{"/sbin/init"}, cf.Config.Entrypoint); diff != "" {
+			t.Errorf("entrypoint (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestUnreachableRegistry(t *testing.T) {
+	// A port that was just free: nothing listens on it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := l.Addr().String()
+	l.Close()
+
+	opts := Options{Registry: host}
+	root := t.TempDir()
+	writeTree(t, root)
+	pub, err := NewPublisher(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []Event
+	var mu sync.Mutex
+	jobs := []Job{
+		{Name: "a", Repository: Repository(host, "demo", "a"), Source: Source{Rootfs: root}},
+		{Name: "b", Repository: Repository(host, "demo", "b"), Source: Source{Rootfs: root}},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = PushAll(ctx, NewBuilder(opts), pub, jobs, 2, func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	if err == nil {
+		t.Fatal("push to an unreachable registry succeeded")
+	}
+	if want := "registry " + host + " unreachable"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q: want it to say %q", err, want)
+	}
+	for _, e := range events {
+		if e.Kind == EventPushed || e.Kind == EventProgress || e.Kind == EventExists {
+			t.Errorf("event %+v after an unreachable registry", e)
+		}
+	}
+}
+
+func TestNoRegistry(t *testing.T) {
+	_, err := NewPublisher(Options{})
+	if !errors.Is(err, ErrNoRegistry) || !strings.Contains(err.Error(), "K8S_REGISTRY") {
+		t.Errorf("error %v: want ErrNoRegistry naming K8S_REGISTRY", err)
+	}
+}
+
+// basicAuthRegistry is an in-memory registry that wants user:secret-password.
+func basicAuthRegistry(t *testing.T) string {
+	t.Helper()
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != "user" || p != "secret-password" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func TestAuthFile(t *testing.T) {
+	host := basicAuthRegistry(t)
+	dir := t.TempDir()
+	authFile := func(user, pass string) string {
+		p := filepath.Join(dir, user+pass+".json")
+		auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+		doc := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, host, auth)
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	root := t.TempDir()
+	writeTree(t, root)
+	for _, tc := range []struct {
+		name     string
+		authFile string
+		wantErr  string
+	}{
+		{"right password", authFile("user", "secret-password"), ""},
+		{"wrong password", authFile("user", "wrong-password"), "401"},
+		{"no file", filepath.Join(dir, "missing.json"), "401"},
+		{"not a config", func() string {
+			p := filepath.Join(dir, "bad.json")
+			_ = os.WriteFile(p, []byte(`{"auths": "secret-password`), 0o600)
+			return p
+		}(), "not a docker config file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{Registry: host, AuthFile: tc.authFile}
+			pub, err := NewPublisher(opts)
+			var res Result
+			if err == nil {
+				job := Job{Name: "web", Repository: Repository(host, "demo", "web"), Source: Source{Rootfs: root}}
+				res, err = Push(context.Background(), NewBuilder(opts), pub, job, nil)
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("push: %v", err)
+			case tc.wantErr == "" && !strings.HasPrefix(res.Digest.String(), host+"/demo/web@sha256:"):
+				t.Errorf("digest %q", res.Digest)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+			if err != nil {
+				for _, secret := range []string{"secret-password", "wrong-password", base64.StdEncoding.EncodeToString([]byte("user:wrong-password"))} {
+					if strings.Contains(err.Error(), secret) {
+						t.Errorf("error shows a credential: %v", err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		host     string
+		insecure bool
+		allowed  bool
+	}{
+		{"127.0.0.1:5000", false, true},
+		{"127.8.9.1:5000", false, true},
+		{"[::1]:5000", false, true},
+		{"localhost:5000", false, true},
+		{"reg.localhost:5000", false, true},
+		{"10.1.2.3:5000", false, false},
+		{"192.168.1.10:5000", false, false},
+		{"registry.local:5000", false, false},
+		{"registry.example:5000", false, false},
+		{"registry.example:5000", true, true},
+	} {
+		t.Run(fmt.Sprintf("%s insecure=%v", tc.host, tc.insecure), func(t *testing.T) {
+			g := &plainHTTPGuard{base: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+			}), insecure: tc.insecure}
+			req, _ := http.NewRequest(http.MethodGet, "http://"+tc.host+"/v2/", nil)
+			_, err := g.RoundTrip(req)
+			if got := err == nil; got != tc.allowed {
+				t.Errorf("plain HTTP allowed %v (%v), want %v", got, err, tc.allowed)
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestWriteLayout(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root)
+	b := NewBuilder(Options{})
+	img, _, err := b.Build(context.Background(), Source{Rootfs: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, _ := b.Tag(img)
+	dir := filepath.Join(t.TempDir(), "out")
+	ref := "demo/web:" + tag
+	for range 2 { // rewriting gives the same index, not a longer one
+		if err := WriteLayout(dir, []LayoutImage{{Ref: ref, Image: img}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := img.Digest()
+	var got []string
+	for _, d := range im.Manifests {
+		got = append(got, d.Annotations[RefNameAnnotation]+"@"+d.Digest.String())
+	}
+	if diff := cmp.Diff([]string{ref + "@" + want.String()}, got); diff != "" {
+		t.Errorf("layout index (-want +got):\n%s", diff)
+	}
+}

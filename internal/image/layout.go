@@ -1,0 +1,36 @@
+package image
+
+import (
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+)
+
+// RefNameAnnotation names an image inside an OCI layout's index.
+const RefNameAnnotation = "org.opencontainers.image.ref.name"
+
+// LayoutImage is an image to write into a layout and the reference it is known by.
+type LayoutImage struct {
+	Ref   string
+	Image v1.Image
+}
+
+// WriteLayout writes imgs into an OCI image layout at dir, each annotated with its reference.
+// The index lists exactly imgs, in their order; blobs already in dir are kept, so rewriting a
+// layout after a small change writes only what changed.
+func WriteLayout(dir string, imgs []LayoutImage) error {
+	idx := v1.ImageIndex(empty.Index)
+	for _, li := range imgs {
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        li.Image,
+			Descriptor: v1.Descriptor{Annotations: map[string]string{RefNameAnnotation: li.Ref}},
+		})
+	}
+	if _, err := layout.Write(dir, idx); err != nil {
+		return fmt.Errorf("layout %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// Job is one image to build and push.
+type Job struct {
+	// Name names the image in events and errors: the node, or `<node>-<role>`.
+	Name string
+	// Repository is `<registry>/<namespace>/<name>` (see Repository).
+	Repository string
+	Source     Source
+}
+
+// Result is where a job's image is.
+type Result struct {
+	Name string
+	// Tag is the reference pushed or found, `<repository>:<tag>`.
+	Tag string
+	// Digest is `<repository>@sha256:…`, what a Deployment names.
+	Digest name.Digest
+	// Pushed is false when the registry had the tag already and nothing was uploaded.
+	Pushed bool
+}
+
+// EventKind says what an Event reports.
+type EventKind string
+
+const (
+	EventBuilt    EventKind = "built"    // the image's tag is known
+	EventWarning  EventKind = "warning"  // Message says what was skipped
+	EventExists   EventKind = "exists"   // the registry has the tag: nothing to upload
+	EventProgress EventKind = "progress" // Done of Total bytes uploaded
+	EventPushed   EventKind = "pushed"   // Digest is set
+)
+
+// Event reports the progress of one job. The library never prints; a printer renders events.
+type Event struct {
+	Name    string
+	Kind    EventKind
+	Ref     string // the tag reference, once known
+	Message string
+	Done    int64
+	Total   int64
+	Digest  string
+}
+
+// progressInterval bounds the rate of progress events per image: uploads report every read.
+const progressInterval = 200 * time.Millisecond
+
+// Push builds the image of job, asks the registry for its tag and uploads it only when the
+// tag is not there. emit may be nil.
+func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(Event)) (Result, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	img, warnings, err := b.Build(ctx, job.Source)
+	for _, w := range warnings {
+		emit(Event{Name: job.Name, Kind: EventWarning, Message: w})
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("image %s: %w", job.Name, err)
+	}
+	tag, err := b.Tag(img)
+	if err != nil {
+		return Result{}, fmt.Errorf("image %s: %w", job.Name, err)
+	}
+	ref := job.Repository + ":" + tag
+	emit(Event{Name: job.Name, Kind: EventBuilt, Ref: ref})
+	digestRef := func(d string) (name.Digest, error) {
+		return name.NewDigest(job.Repository+"@"+d, name.WeakValidation)
+	}
+	if h, found, err := p.Lookup(ctx, ref); err != nil {
+		return Result{}, err
+	} else if found {
+		d, err := digestRef(h.String())
+		if err != nil {
+			return Result{}, fmt.Errorf("image %s: %w", job.Name, err)
+		}
+		emit(Event{Name: job.Name, Kind: EventExists, Ref: ref, Digest: d.String()})
+		return Result{Name: job.Name, Tag: ref, Digest: d}, nil
+	}
+	var mu sync.Mutex
+	var last time.Time
+	progress := func(done, total int64) {
+		mu.Lock()
+		now := time.Now()
+		send := done == total || now.Sub(last) >= progressInterval
+		if send {
+			last = now
+		}
+		mu.Unlock()
+		if send {
+			emit(Event{Name: job.Name, Kind: EventProgress, Ref: ref, Done: done, Total: total})
+		}
+	}
+	d, err := p.Publish(ctx, ref, img, progress)
+	if err != nil {
+		return Result{}, err
+	}
+	emit(Event{Name: job.Name, Kind: EventPushed, Ref: ref, Digest: d.String()})
+	return Result{Name: job.Name, Tag: ref, Digest: d, Pushed: true}, nil
+}
+
+// PushAll runs Push for every job, parallelism at a time, and returns the results in the
+// order of jobs. The first failure cancels the jobs still running and is returned, joined with
+// any others that failed meanwhile. emit must be safe for concurrent use.
+func PushAll(ctx context.Context, b Builder, p Publisher, jobs []Job, parallelism int, emit func(Event)) ([]Result, error) {
+	if parallelism < 1 {
+		parallelism = 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]Result, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, parallelism)
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i], errs[i] = Push(ctx, b, p, job, emit)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	var failed, cancelled []error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			cancelled = append(cancelled, err)
+		default:
+			failed = append(failed, err)
+		}
+	}
+	// A job cancelled because another failed adds nothing to that failure.
+	if len(failed) > 0 {
+		return results, errors.Join(failed...)
+	}
+	if len(cancelled) > 0 {
+		return results, errors.Join(cancelled...)
+	}
+	for i := range jobs {
+		if results[i].Tag == "" { // the caller's context ended before the job started
+			return results, fmt.Errorf("images: %w", ctx.Err())
+		}
+	}
+	return results, nil
+}
