@@ -116,31 +116,103 @@ func Encode(d *Document) ([]byte, error) {
 
 // Decode parses a document, refusing one of a newer version. where names it in errors.
 func Decode(where string, b []byte) (*Document, error) {
-	var head struct {
-		Version *int `json:"version"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("state %s: parse: %w", where, err)
-	}
-	if head.Version == nil || *head.Version < 1 {
-		return nil, fmt.Errorf("state %s: parse: no version: not a slipway state", where)
-	}
-	if *head.Version > CurrentVersion {
-		return nil, &VersionError{Where: where, Version: *head.Version}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
 	var d Document
-	if err := dec.Decode(&d); err != nil {
+	if err := json.Unmarshal(b, &d); err != nil {
+		// A newer version may have changed a field's type: say so rather than "bad JSON".
+		if h, herr := decodeHead(b); herr == nil && h.Version > CurrentVersion {
+			return nil, &VersionError{Where: where, Version: h.Version}
+		}
 		return nil, fmt.Errorf("state %s: parse: %w", where, err)
 	}
-	return &d, nil
+	return &d, checkVersion(where, d.Version)
+}
+
+func checkVersion(where string, v int) error {
+	switch {
+	case v < 1:
+		return fmt.Errorf("state %s: parse: no version: not a slipway state", where)
+	case v > CurrentVersion:
+		return &VersionError{Where: where, Version: v}
+	}
+	return nil
+}
+
+// head is the part of a document a write compares.
+type head struct {
+	Version int
+	Lineage string
+	Serial  int64
+}
+
+// decodeHead reads version, lineage and serial without decoding the nodes: Encode writes them
+// first, so a token scan stops long before the bulk of a large state. A document whose keys
+// come in another order is decoded in full.
+func decodeHead(b []byte) (*head, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var h head
+	seen := 0
+	for seen < 3 && dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if _, isDelim := v.(json.Delim); isDelim {
+			break // an object or array before the three scalars: decode in full
+		}
+		switch k {
+		case "version":
+			n, _ := v.(json.Number)
+			i, err := n.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("version %v: %w", v, err)
+			}
+			h.Version = int(i)
+			seen++
+		case "lineage":
+			h.Lineage, _ = v.(string)
+			seen++
+		case "serial":
+			n, _ := v.(json.Number)
+			i, err := n.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("serial %v: %w", v, err)
+			}
+			h.Serial = i
+			seen++
+		}
+	}
+	if seen == 3 {
+		return &h, nil
+	}
+	var full head
+	if err := json.Unmarshal(b, &full); err != nil {
+		return nil, err
+	}
+	return &full, nil
+}
+
+// decodeHeadChecked reads a document's version, lineage and serial, refusing a newer version.
+func decodeHeadChecked(where string, b []byte) (*head, error) {
+	h, err := decodeHead(b)
+	if err != nil {
+		return nil, fmt.Errorf("state %s: parse: %w", where, err)
+	}
+	return h, checkVersion(where, h.Version)
 }
 
 // checkWrite compares the document to be written with the stored one (nil: none) and returns
 // what to store: a copy with its version, group, lineage (when new) and next serial set. It is
 // the one rule every backend applies; the backend copies those fields back into d (commit) only
 // once the write succeeded, so a refused or failed write leaves d as it was.
-func checkWrite(group string, stored, d *Document) (*Document, error) {
+func checkWrite(group string, stored *head, d *Document) (*Document, error) {
 	if d.Group != "" && d.Group != group {
 		return nil, fmt.Errorf("state %s: write refused: the document is of group %s", group, d.Group)
 	}
@@ -163,6 +235,14 @@ func checkWrite(group string, stored, d *Document) (*Document, error) {
 	next.Group = group
 	next.Serial++
 	return &next, nil
+}
+
+// headOf returns the head of a stored document; nil for none.
+func headOf(d *Document) *head {
+	if d == nil {
+		return nil
+	}
+	return &head{Version: d.Version, Lineage: d.Lineage, Serial: d.Serial}
 }
 
 // commit copies the fields checkWrite set into the caller's document.

@@ -51,6 +51,18 @@ func (b *fileBackend) read() (*Document, error) {
 	return Decode(b.path, data)
 }
 
+// readHead reads the stored document's version, lineage and serial; nil when none.
+func (b *fileBackend) readHead() (*head, error) {
+	data, err := os.ReadFile(b.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state %s: read: %w", b.path, err)
+	}
+	return decodeHeadChecked(b.path, data)
+}
+
 func (b *fileBackend) Write(ctx context.Context, d *Document) error {
 	if b.group == "" {
 		return fmt.Errorf("state %s: write: %w", b.path, ErrNoGroup)
@@ -63,7 +75,7 @@ func (b *fileBackend) Write(ctx context.Context, d *Document) error {
 		return err
 	}
 	defer unlock()
-	stored, err := b.read()
+	stored, err := b.readHead()
 	if err != nil {
 		return err
 	}

@@ -266,7 +266,7 @@ func (b *httpBackend) Write(ctx context.Context, d *Document) error {
 	if err != nil {
 		return err
 	}
-	next, err := checkWrite(b.group, stored, d)
+	next, err := checkWrite(b.group, headOf(stored), d)
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
 		if err != nil {
 			return err
 		}
-		next, err := checkWrite(b.group, stored, d)
+		next, err := checkWrite(b.group, headOf(stored), d)
 		if err != nil {
 			return err
 		}
@@ -427,7 +427,7 @@ func EncodeGzip(d *Document) ([]byte, error) {
 		return nil, fmt.Errorf("state %s: encode: %w", d.Group, err)
 	}
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,121 @@
+package state
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// bigDocument is a realistic state of n nodes, each with two roles, digests random.
+func bigDocument(group string, n int) *Document {
+	d := &Document{Group: group, Namespace: group, Nodes: map[string]*NodeState{}}
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	for i := range n {
+		name := fmt.Sprintf("node-%d", i)
+		ref := "registry.example.org:5000/" + group + "/" + name
+		img := ImageRecord{Ref: ref, Tag: randHex(6), Digest: "sha256:" + randHex(32)}
+		ns := &NodeState{
+			MachineID:     NewUUID(),
+			Image:         img,
+			PreviousReady: ref + "@sha256:" + randHex(32),
+			LastRollout:   &Rollout{Result: RolloutReady, Time: now, Digest: img.Digest},
+			Roles:         map[string]*RoleState{},
+		}
+		for _, r := range []string{"worker", "sso"} {
+			ns.Roles[r] = &RoleState{MachineID: NewUUID(), Replicas: 2,
+				Image: ImageRecord{Ref: ref + "-" + r, Tag: randHex(6), Digest: "sha256:" + randHex(32)}}
+		}
+		d.Nodes[name] = ns
+	}
+	return d
+}
+
+func diffDocs(want, got *Document) string { return cmp.Diff(want, got) }
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name, in, wantErr string
+		newer             bool
+	}{
+		{name: "ok", in: `{"version":1,"lineage":"l","serial":3,"group":"g"}`},
+		{name: "newer", in: `{"version":2,"serial":3}`, wantErr: "upgrade slipway", newer: true},
+		{name: "no version", in: `{"serial":3}`, wantErr: "not a slipway state"},
+		{name: "garbage", in: `{"version":1,`, wantErr: "parse"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Decode("here", []byte(tt.in))
+			if tt.wantErr == "" {
+				if err != nil || d.Serial != 3 {
+					t.Fatalf("Decode = %v, %v", d, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Decode error = %v; want one containing %q", err, tt.wantErr)
+			}
+			var ve *VersionError
+			if errors.As(err, &ve) != tt.newer {
+				t.Fatalf("VersionError = %v; want %v", errors.As(err, &ve), tt.newer)
+			}
+		})
+	}
+}
+
+func TestLockErrorMessage(t *testing.T) {
+	e := &LockError{Group: "hello", Holder: Info{ID: "abc", Who: "alice@host", Operation: "apply", PID: 1234,
+		Created: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}}
+	want := "state hello is locked by alice@host (apply, pid 1234) since 2026-07-01T12:00:00Z, lock ID abc"
+	if got := e.Error(); got != want {
+		t.Fatalf("LockError = %q; want %q", got, want)
+	}
+}
+
+// TestSecretSize1000Nodes: a 1,000-node state, gzip-compressed, stays well under the 1 MiB a
+// Secret can hold.
+func TestSecretSize1000Nodes(t *testing.T) {
+	d := bigDocument("big", 1000)
+	d.Version, d.Lineage, d.Serial = CurrentVersion, NewUUID(), 1
+	raw, err := Encode(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz, err := EncodeGzip(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("1,000 nodes × 2 roles: %d bytes JSON, %d bytes gzip (limit %d)", len(raw), len(gz), MaxSecretState)
+	if len(gz) > MaxSecretState/2 {
+		t.Fatalf("compressed state %d bytes; want well under %d", len(gz), MaxSecretState)
+	}
+	back, err := gunzip(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode("gz", back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(d, got); diff != "" {
+		t.Fatalf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestNewUUID(t *testing.T) {
+	a, b := NewUUID(), NewUUID()
+	if a == b || len(a) != 36 || a[14] != '4' {
+		t.Fatalf("NewUUID = %q, %q", a, b)
+	}
+}

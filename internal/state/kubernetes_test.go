@@ -1,0 +1,289 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"slipway.dev/slipway/internal/kube"
+)
+
+// fakeKube is an in-memory API server for the state calls: resourceVersion preconditions,
+// AlreadyExists and NotFound as the real one answers them. The same suite runs against the dev
+// cluster in kubernetes_cluster_test.go.
+type fakeKube struct {
+	mu      sync.Mutex
+	rv      int
+	secrets map[string]kube.StateSecret
+	leases  map[string]kube.StateLease
+}
+
+func newFakeKube() *fakeKube {
+	return &fakeKube{secrets: map[string]kube.StateSecret{}, leases: map[string]kube.StateLease{}}
+}
+
+func (f *fakeKube) nextRV() string { f.rv++; return fmt.Sprint(f.rv) }
+
+func notFound(kind, name string) error {
+	return fmt.Errorf("%s %s: %w", kind, name, kube.ErrObjectNotFound)
+}
+func conflict(kind, name string) error {
+	return fmt.Errorf("%s %s: %w", kind, name, kube.ErrObjectConflict)
+}
+
+func (f *fakeKube) GetStateSecret(_ context.Context, ns, name string) (*kube.StateSecret, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.secrets[ns+"/"+name]
+	if !ok {
+		return nil, notFound("secret", name)
+	}
+	s.Data = maps.Clone(s.Data)
+	return &s, nil
+}
+
+func (f *fakeKube) CreateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.secrets[ns+"/"+s.Name]; ok {
+		return nil, conflict("secret", s.Name)
+	}
+	c := *s
+	c.ResourceVersion = f.nextRV()
+	f.secrets[ns+"/"+s.Name] = c
+	return &c, nil
+}
+
+func (f *fakeKube) UpdateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.secrets[ns+"/"+s.Name]
+	if !ok {
+		return nil, notFound("secret", s.Name)
+	}
+	if s.ResourceVersion != "" && s.ResourceVersion != cur.ResourceVersion {
+		return nil, conflict("secret", s.Name)
+	}
+	c := *s
+	c.ResourceVersion = f.nextRV()
+	f.secrets[ns+"/"+s.Name] = c
+	return &c, nil
+}
+
+func (f *fakeKube) DeleteStateSecret(_ context.Context, ns, name, rv string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.secrets[ns+"/"+name]
+	if !ok {
+		return notFound("secret", name)
+	}
+	if rv != "" && rv != cur.ResourceVersion {
+		return conflict("secret", name)
+	}
+	delete(f.secrets, ns+"/"+name)
+	return nil
+}
+
+func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[string]string) ([]kube.StateSecret, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []kube.StateSecret
+	for k, s := range f.secrets {
+		if !strings.HasPrefix(k, ns+"/") {
+			continue
+		}
+		ok := true
+		for lk, lv := range match {
+			ok = ok && s.Labels[lk] == lv
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeKube) GetLease(_ context.Context, ns, name string) (*kube.StateLease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.leases[ns+"/"+name]
+	if !ok {
+		return nil, notFound("lease", name)
+	}
+	return &l, nil
+}
+
+func (f *fakeKube) CreateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.leases[ns+"/"+l.Name]; ok {
+		return nil, conflict("lease", l.Name)
+	}
+	c := *l
+	c.ResourceVersion = f.nextRV()
+	f.leases[ns+"/"+l.Name] = c
+	return &c, nil
+}
+
+func (f *fakeKube) UpdateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.leases[ns+"/"+l.Name]
+	if !ok {
+		return nil, notFound("lease", l.Name)
+	}
+	if l.ResourceVersion != "" && l.ResourceVersion != cur.ResourceVersion {
+		return nil, conflict("lease", l.Name)
+	}
+	c := *l
+	c.ResourceVersion = f.nextRV()
+	f.leases[ns+"/"+l.Name] = c
+	return &c, nil
+}
+
+func (f *fakeKube) DeleteLease(_ context.Context, ns, name, rv string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.leases[ns+"/"+name]
+	if !ok {
+		return notFound("lease", name)
+	}
+	if rv != "" && rv != cur.ResourceVersion {
+		return conflict("lease", name)
+	}
+	delete(f.leases, ns+"/"+name)
+	return nil
+}
+
+func (f *fakeKube) EnsureNamespace(context.Context, string) error { return nil }
+
+func kubeOpener(k KubeAccess, ns string, opts ...Option) newBackendFunc {
+	return func(t testing.TB, group string) Backend {
+		b, err := Open(context.Background(), "kubernetes://"+ns, group, k, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stopRenewal(b) })
+		return b
+	}
+}
+
+// stopRenewal halts a backend's lease renewal without unlocking: what a killed process does.
+func stopRenewal(b Backend) {
+	kb := b.(*kubeBackend)
+	kb.mu.Lock()
+	r := kb.held
+	kb.held = nil
+	kb.mu.Unlock()
+	if r != nil {
+		r.halt()
+	}
+}
+
+func TestKubernetesBackendFake(t *testing.T) {
+	testBackend(t, kubeOpener(newFakeKube(), "ns"), true)
+}
+
+func TestKubernetesListFake(t *testing.T) {
+	ctx := context.Background()
+	k := newFakeKube()
+	open := kubeOpener(k, "ns")
+	for _, g := range []string{"b", "a"} {
+		if err := open(t, g).Write(ctx, &Document{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groups, err := open(t, "").(Lister).List(ctx)
+	if err != nil || strings.Join(groups, ",") != "a,b" {
+		t.Fatalf("List = %v, %v; want a, b", groups, err)
+	}
+}
+
+// testTakeover: a holder that stops renewing (killed) keeps the group locked for the lease
+// duration; then the next Lock takes it over and says so, naming the old holder, and the old
+// holder's backend, if it were still running, could no longer write.
+func testTakeover(t *testing.T, open func(t testing.TB, group string, notify func(Notice)) Backend, lease time.Duration) {
+	ctx := context.Background()
+	old := open(t, "takeover", nil)
+	oldInfo := NewInfo("apply")
+	oldInfo.PID = 4242
+	oldID, err := old.Lock(ctx, oldInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Write(ctx, &Document{}); err != nil {
+		t.Fatal(err)
+	}
+	// Renewal keeps it held past the lease duration while the holder runs.
+	time.Sleep(lease + lease/2)
+	var le *LockError
+	if _, err := open(t, "takeover", nil).Lock(ctx, NewInfo("apply")); !errors.As(err, &le) || le.Holder.ID != oldID {
+		t.Fatalf("Lock while the holder renews = %v; want a LockError naming %s", err, oldID)
+	}
+	stopRenewal(old) // killed
+	var mu sync.Mutex
+	var notices []Notice
+	next := open(t, "takeover", func(n Notice) { mu.Lock(); notices = append(notices, n); mu.Unlock() })
+	var id string
+	waitFor(t, 3*lease, func() bool {
+		id, err = next.Lock(ctx, NewInfo("apply"))
+		if err != nil && !errors.As(err, &le) {
+			t.Fatalf("Lock: %v", err)
+		}
+		return err == nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notices) != 1 || notices[0].Kind != NoticeTakeover || notices[0].Previous == nil || notices[0].Previous.ID != oldID ||
+		!strings.Contains(notices[0].Message, "pid 4242") {
+		t.Fatalf("notices = %+v; want one takeover naming the old holder (pid 4242, %s)", notices, oldID)
+	}
+	t.Logf("notice: %s", notices[0].Message)
+	if err := next.Unlock(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKubernetesTakeoverFake(t *testing.T) {
+	k := newFakeKube()
+	lease := time.Second
+	testTakeover(t, func(t testing.TB, group string, notify func(Notice)) Backend {
+		return kubeOpener(k, "ns", WithLeaseDuration(lease), WithNotify(notify))(t, group)
+	}, lease)
+}
+
+// TestKubernetesLockLostFake: a holder whose lease was taken over learns it at the next renewal
+// and its writes are refused.
+func TestKubernetesLockLostFake(t *testing.T) {
+	ctx := context.Background()
+	k := newFakeKube()
+	var mu sync.Mutex
+	var notices []Notice
+	b := kubeOpener(k, "ns", WithLeaseDuration(time.Second), WithNotify(func(n Notice) {
+		mu.Lock()
+		notices = append(notices, n)
+		mu.Unlock()
+	}))(t, "lost")
+	if _, err := b.Lock(ctx, NewInfo("apply")); err != nil {
+		t.Fatal(err)
+	}
+	// Another run takes the lease by force (as if ours had expired while we were paused).
+	l, _ := k.GetLease(ctx, "ns", "slipway-lock-lost")
+	l.Holder = "someone-else"
+	l.Annotations = nil
+	if _, err := k.UpdateLease(ctx, "ns", l); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(notices) > 0 })
+	if notices[0].Kind != NoticeLockLost {
+		t.Fatalf("notice = %+v; want lock-lost", notices[0])
+	}
+	if err := b.Write(ctx, &Document{}); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Write after losing the lock = %v; want ErrLockLost", err)
+	}
+}
