@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/spec"
+)
+
+func init() { register(newImagesCmd) }
+
+func newImagesCmd(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "images",
+		Short: "Build the images of the group, or push them to the registry",
+	}
+	var out string
+	build := &cobra.Command{
+		Use:   "build",
+		Short: "Build every image of the group into an OCI layout directory, without pushing",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return imagesBuild(cmd.Context(), g, out, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	build.Flags().StringVar(&out, "out", "", "directory of the OCI image layout to write (required)")
+	_ = build.MarkFlagRequired("out")
+	push := &cobra.Command{
+		Use:   "push",
+		Short: "Push every image of the group whose tag the registry lacks; print each reference with its digest",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return imagesPush(cmd.Context(), g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.AddCommand(build, push)
+	return cmd
+}
+
+func (g *Globals) imageOptions() image.Options {
+	return image.Options{Registry: g.RegistryHost(), Insecure: g.InsecureRegistry, AuthFile: g.RegistryAuthFile()}
+}
+
+// imageJobs lists the images of a group: each node's, then each service role's as
+// `<node>-<role>`. registry may be empty (images build without --registry): the repositories
+// are then `<namespace>/<name>`.
+func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
+	repo := func(name string) string {
+		if registry == "" {
+			return namespace + "/" + name
+		}
+		return image.Repository(registry, namespace, name)
+	}
+	var jobs []image.Job
+	for _, n := range grp.Nodes {
+		jobs = append(jobs, image.Job{Name: n.Name, Repository: repo(n.Name), Source: imageSource(n.Image, n.Firewall.Served)})
+		for _, r := range n.Roles {
+			if r.Service != nil {
+				name := n.Name + "-" + r.Name
+				jobs = append(jobs, image.Job{Name: name, Repository: repo(name), Source: imageSource(r.Service.Image, nil)})
+			}
+		}
+	}
+	return jobs
+}
+
+// imageSource maps a group-file image to a build source. The served-ports label goes on images
+// slipway builds (rootfs, base+add); an archive is pushed as it is, so its digest stays the one
+// its author made and signed, and a service image serves the role's ports, not the node's.
+func imageSource(img spec.Image, served []spec.Port) image.Source {
+	src := image.Source{Rootfs: img.Rootfs, Archive: img.Archive, Base: img.Base, Command: img.Command}
+	for _, a := range img.Add {
+		src.Add = append(src.Add, image.AddFile{Src: a.Src, Dst: a.Dst})
+	}
+	if img.Archive == "" && served != nil {
+		src.Labels = map[string]string{image.ServedLabel: servedLabel(served)}
+	}
+	return src
+}
+
+// servedLabel writes ports as `tcp/22,tcp/80,udp/53`.
+func servedLabel(ports []spec.Port) string {
+	items := make([]string, len(ports))
+	for i, p := range ports {
+		items[i] = strings.ToLower(p.Protocol) + "/" + fmt.Sprint(p.Number)
+	}
+	return strings.Join(items, ",")
+}
+
+func loadGroup(g *Globals) (*spec.Group, string, error) {
+	grp, err := spec.Load(g.File)
+	if err != nil {
+		return nil, "", err
+	}
+	return grp, g.NamespaceFor(grp.Namespace, grp.Name), nil
+}
+
+func imagesBuild(ctx context.Context, g *Globals, out string, stdout, stderr io.Writer) error {
+	grp, ns, err := loadGroup(g)
+	if err != nil {
+		return err
+	}
+	opts := g.imageOptions()
+	b := image.NewBuilder(opts)
+	var imgs []image.LayoutImage
+	for _, job := range imageJobs(grp, opts.Registry, ns) {
+		img, warnings, err := b.Build(ctx, job.Source)
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "warning: image %s: %s\n", job.Name, w)
+		}
+		if err != nil {
+			return fmt.Errorf("image %s: %w", job.Name, err)
+		}
+		tag, err := b.Tag(img)
+		if err != nil {
+			return fmt.Errorf("image %s: %w", job.Name, err)
+		}
+		imgs = append(imgs, image.LayoutImage{Ref: job.Repository + ":" + tag, Image: img})
+	}
+	if err := image.WriteLayout(out, imgs); err != nil {
+		return err
+	}
+	for _, li := range imgs {
+		d, err := li.Image.Digest()
+		if err != nil {
+			return fmt.Errorf("image %s: %w", li.Ref, err)
+		}
+		fmt.Fprintf(stdout, "%s@%s\n", li.Ref, d)
+	}
+	fmt.Fprintf(stderr, "images: wrote %d image(s) to %s\n", len(imgs), out)
+	return nil
+}
+
+func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error {
+	opts := g.imageOptions()
+	if opts.Registry == "" {
+		return image.ErrNoRegistry
+	}
+	grp, ns, err := loadGroup(g)
+	if err != nil {
+		return err
+	}
+	pub, err := image.NewPublisher(opts)
+	if err != nil {
+		return err
+	}
+	p := &pushPrinter{w: stderr, json: g.Output == "json", last: map[string]time.Time{}}
+	results, err := image.PushAll(ctx, image.NewBuilder(opts), pub, imageJobs(grp, opts.Registry, ns), g.Parallelism, p.event)
+	if err != nil {
+		return err
+	}
+	if g.Output == "json" {
+		type result struct {
+			Name   string `json:"name"`
+			Tag    string `json:"tag"`
+			Digest string `json:"digest"`
+			Pushed bool   `json:"pushed"`
+		}
+		doc := make([]result, len(results))
+		for i, r := range results {
+			doc[i] = result{r.Name, r.Tag, r.Digest.String(), r.Pushed}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	for _, r := range results {
+		fmt.Fprintln(stdout, r.Digest.String())
+	}
+	return nil
+}
+
+// pushPrinter writes push events on stderr as timestamped lines (or JSON lines with -o json),
+// at most one progress line per image and second.
+type pushPrinter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	json bool
+	last map[string]time.Time
+}
+
+func (p *pushPrinter) event(e image.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.Kind == image.EventProgress && e.Done != e.Total {
+		if time.Since(p.last[e.Name]) < time.Second {
+			return
+		}
+		p.last[e.Name] = time.Now()
+	}
+	if p.json {
+		_ = json.NewEncoder(p.w).Encode(e)
+		return
+	}
+	var msg string
+	switch e.Kind {
+	case image.EventBuilt:
+		msg = "built " + e.Ref
+	case image.EventWarning:
+		msg = "warning: " + e.Message
+	case image.EventExists:
+		msg = "in the registry already: " + e.Digest
+	case image.EventProgress:
+		msg = fmt.Sprintf("pushing %s of %s", mib(e.Done), mib(e.Total))
+	case image.EventPushed:
+		msg = "pushed " + e.Digest
+	default:
+		msg = string(e.Kind)
+	}
+	fmt.Fprintf(p.w, "%s image %s: %s\n", time.Now().Format("15:04:05"), e.Name, msg)
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
