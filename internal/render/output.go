@@ -1,0 +1,128 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Marshal writes one object as YAML with sorted keys, without the fields a typed object
+// carries but nobody set: `metadata.creationTimestamp: null` and `status`. render never sets a
+// status, and the server owns it.
+func Marshal(obj Object) ([]byte, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kindOf(obj), obj.GetName(), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kindOf(obj), obj.GetName(), err)
+	}
+	delete(m, "status")
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	dropTemplateTimestamp(m)
+	out, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", kindOf(obj), obj.GetName(), err)
+	}
+	return out, nil
+}
+
+// dropTemplateTimestamp removes the null creationTimestamp of a Deployment's pod template.
+func dropTemplateTimestamp(m map[string]any) {
+	spec, _ := m["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	if md, ok := tmpl["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+}
+
+func kindOf(obj Object) string { return obj.GetObjectKind().GroupVersionKind().Kind }
+
+// YAML writes objs as one YAML stream, documents separated by `---`.
+func YAML(objs []Object) ([]byte, error) {
+	var b bytes.Buffer
+	for i, o := range objs {
+		data, err := Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(data)
+	}
+	return b.Bytes(), nil
+}
+
+// FileName is the file of obj in a package: `<kind>-<name>.yaml`, lowercase, e.g.
+// deployment-web.yaml. Kind and name are unique in a group (spec validates it).
+func FileName(obj Object) string {
+	return strings.ToLower(kindOf(obj)) + "-" + obj.GetName() + ".yaml"
+}
+
+// ownFile matches the files WritePackage writes, so it can remove those of objects that left
+// the group without touching anything else in the directory.
+var ownFile = regexp.MustCompile(`^(namespace|networkpolicy|serviceaccount|persistentvolumeclaim|service|deployment)-[a-z0-9.-]+\.yaml$`)
+
+const kustomizationHeader = "# Written by slipway render; `kubectl apply -k` this directory. Do not edit: render again.\n"
+
+// WritePackage writes objs as a kustomize package into dir (SPEC §9): kustomization.yaml
+// listing one file per object in apply order. The same objects give byte-identical files.
+// Files of an earlier render whose objects are gone are removed; other files are left alone.
+func WritePackage(dir string, objs []Object) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("package %s: %w", dir, err)
+	}
+	files := make(map[string]bool, len(objs))
+	var k bytes.Buffer
+	k.WriteString(kustomizationHeader)
+	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	for _, o := range objs {
+		name := FileName(o)
+		if files[name] {
+			return fmt.Errorf("package %s: two objects would be written to %s", dir, name)
+		}
+		files[name] = true
+		data, err := Marshal(o)
+		if err != nil {
+			return fmt.Errorf("package %s: %w", dir, err)
+		}
+		if err := writeIfChanged(filepath.Join(dir, name), data); err != nil {
+			return fmt.Errorf("package %s: %w", dir, err)
+		}
+		k.WriteString("- " + name + "\n")
+	}
+	if err := writeIfChanged(filepath.Join(dir, "kustomization.yaml"), k.Bytes()); err != nil {
+		return fmt.Errorf("package %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() && ownFile.MatchString(e.Name()) && !files[e.Name()] {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("package %s: %w", dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeIfChanged leaves a file with the same bytes untouched, so a render with nothing changed
+// changes no modification time (a GitOps checkout or make sees no change).
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return os.WriteFile(path, data, 0o644)
+}

@@ -1,0 +1,522 @@
+// Package render turns a validated group (internal/spec) into the Kubernetes objects of SPEC
+// §5, as typed k8s.io/api objects in apply order, and writes them as a YAML stream or as the
+// kustomize package of SPEC §9.
+//
+// It is pure: the same Input gives the same objects and the same bytes, and it reads no
+// cluster, registry or state. It assumes the group passed spec's validation (names are DNS
+// labels, derived names fit and are unique, ports are served), and that the caller resolved
+// every image to a digest and every machine ID beforehand.
+package render
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// Labels of SPEC §5. Pods are selected by LabelName alone, so a selector never changes when
+// other labels do (a Deployment's selector is immutable).
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "slipway"
+	LabelGroup     = "slipway.dev/group"
+	LabelName      = "app.kubernetes.io/name"
+	LabelNode      = "slipway.dev/node"
+	LabelRole      = "slipway.dev/role"
+)
+
+// Names inside a pod.
+const (
+	ContainerNode    = "node"    // the container of a node's image (main and role pods)
+	ContainerService = "service" // the container of a role's service image
+	EnvMachineID     = "container_uuid"
+	EnvNode          = "SLIPWAY_NODE"
+	EnvRole          = "SLIPWAY_ROLE"
+	StateMountPath   = "/var/lib"
+	// RoleArgPrefix is the argument a role pod's PID 1 gets: slipway.role=<role> (FR-004a).
+	RoleArgPrefix = "slipway.role="
+)
+
+// Object is a typed Kubernetes object with its TypeMeta set (what controller-runtime calls
+// client.Object).
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Input is everything render needs besides the group.
+type Input struct {
+	Group *spec.Group
+	// Namespace of the objects; "" means the group file's namespace, else the group's name.
+	Namespace string
+	// Images maps a node name, or "<node>-<role>" for a service role, to the full image
+	// reference pinned by digest: "<registry>/<ns>/<node>@sha256:…".
+	Images map[string]string
+	// MachineIDs maps a node name, or "<node>/<role>" for a role's pods, to its machine ID.
+	MachineIDs map[string]string
+	// StopSignal sets SIGRTMIN+3 as the stop signal of systemd containers. It needs the
+	// ContainerStopSignals feature gate of the cluster, so it is off unless the caller knows.
+	StopSignal bool
+}
+
+// Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
+// (default-deny first), ServiceAccounts, PersistentVolumeClaims, Services, Deployments.
+// Within a kind, objects follow the nodes by name, a node before its roles by name.
+func Objects(in Input) ([]Object, error) {
+	g := in.Group
+	if g == nil {
+		return nil, errors.New("render: no group")
+	}
+	r := &renderer{in: in, ns: in.Namespace}
+	if r.ns == "" {
+		r.ns = g.Namespace
+	}
+	if r.ns == "" {
+		r.ns = g.Name
+	}
+	if err := r.checkInputs(); err != nil {
+		return nil, err
+	}
+
+	var policies, accounts, claims, services, deployments []Object
+	policies = append(policies, r.defaultDeny())
+	for _, n := range g.Nodes {
+		policies = append(policies, r.nodePolicy(n))
+		accounts = append(accounts, r.serviceAccount(n))
+		claims = append(claims, r.claim(n))
+		if ports := n.Firewall.LoadBalancerPorts(); len(ports) > 0 {
+			services = append(services, r.nodeService(n, ports))
+		}
+		deployments = append(deployments, r.nodeDeployment(n))
+		for _, role := range n.Roles {
+			if len(role.Ports) > 0 {
+				policies = append(policies, r.rolePolicy(n, role))
+				services = append(services, r.roleService(n, role))
+			}
+			if role.Metrics != nil {
+				policies = append(policies, r.metricsPolicy(n, role))
+				services = append(services, r.metricsService(n, role))
+			}
+			deployments = append(deployments, r.roleDeployment(n, role))
+		}
+	}
+	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(services)+len(deployments))
+	out = append(out, r.namespace())
+	for _, list := range [][]Object{policies, accounts, claims, services, deployments} {
+		out = append(out, list...)
+	}
+	return out, nil
+}
+
+type renderer struct {
+	in Input
+	ns string
+}
+
+// checkInputs reports every node or role that lacks its image or machine ID.
+func (r *renderer) checkInputs() error {
+	var errs []error
+	need := func(what, key, owner string, m map[string]string) {
+		v, ok := m[key]
+		switch {
+		case !ok || v == "":
+			errs = append(errs, fmt.Errorf("%s: no %s (key %q)", owner, what, key))
+		case what == "image" && !strings.Contains(v, "@sha256:"):
+			errs = append(errs, fmt.Errorf("%s: image %s is not pinned by digest", owner, v))
+		}
+	}
+	for _, n := range r.in.Group.Nodes {
+		owner := "node " + n.Name
+		need("image", n.Name, owner, r.in.Images)
+		need("machine ID", n.Name, owner, r.in.MachineIDs)
+		for _, role := range n.Roles {
+			owner := fmt.Sprintf("role %s of node %s", role.Name, n.Name)
+			if role.Service != nil {
+				need("image", spec.RoleObjectName(n.Name, role.Name), owner, r.in.Images)
+			}
+			need("machine ID", spec.RoleMachineIDKey(n.Name, role.Name), owner, r.in.MachineIDs)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("render group %s: %w", r.in.Group.Name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// labels are the labels of every object; extra adds to a copy.
+func (r *renderer) labels(extra ...string) map[string]string {
+	l := map[string]string{LabelManagedBy: ManagedBy, LabelGroup: r.in.Group.Name}
+	for i := 0; i+1 < len(extra); i += 2 {
+		l[extra[i]] = extra[i+1]
+	}
+	return l
+}
+
+func (r *renderer) meta(name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: r.ns, Labels: labels}
+}
+
+func (r *renderer) namespace() *corev1.Namespace {
+	return &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: r.ns, Labels: r.labels()},
+	}
+}
+
+var npTypeMeta = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"}
+
+// defaultDeny selects every pod of the namespace and lets nothing in (FR-010).
+func (r *renderer) defaultDeny() *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   npTypeMeta,
+		ObjectMeta: r.meta(spec.DefaultDenyPolicy, r.labels()),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		},
+	}
+}
+
+// Peers of the policies: the namespace's own pods, a set of CIDRs, everyone.
+func namespacePods() networkingv1.NetworkPolicyPeer {
+	return networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{}}
+}
+
+func cidrPeers(lists ...[]string) []networkingv1.NetworkPolicyPeer {
+	var out []networkingv1.NetworkPolicyPeer
+	var seen []string
+	for _, list := range lists {
+		for _, c := range list {
+			if slices.Contains(seen, c) {
+				continue
+			}
+			seen = append(seen, c)
+			out = append(out, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: c}})
+		}
+	}
+	return out
+}
+
+func policyPorts(lists ...[]spec.Port) []networkingv1.NetworkPolicyPort {
+	var out []networkingv1.NetworkPolicyPort
+	var seen []spec.Port
+	for _, list := range lists {
+		for _, p := range list {
+			if slices.Contains(seen, p) {
+				continue
+			}
+			seen = append(seen, p)
+			proto := corev1.Protocol(p.Protocol)
+			port := intstr.FromInt32(p.Number)
+			out = append(out, networkingv1.NetworkPolicyPort{Protocol: &proto, Port: &port})
+		}
+	}
+	return out
+}
+
+// rule is an ingress rule, or nil when it would have no peer or no port: in a NetworkPolicy
+// an empty list means "all", the opposite of what an empty firewall list means.
+func rule(from []networkingv1.NetworkPolicyPeer, ports []networkingv1.NetworkPolicyPort) []networkingv1.NetworkPolicyIngressRule {
+	if len(from) == 0 || len(ports) == 0 {
+		return nil
+	}
+	return []networkingv1.NetworkPolicyIngressRule{{From: from, Ports: ports}}
+}
+
+// nodePolicy is the node's firewall (SPEC §5, FR-010): the namespace's pods, internalSources
+// and adminSources reach every served port; everyone reaches the published ports;
+// operatorSources reach the operator and published ports.
+func (r *renderer) nodePolicy(n *spec.Node) *networkingv1.NetworkPolicy {
+	fw := n.Firewall
+	var rules []networkingv1.NetworkPolicyIngressRule
+	rules = append(rules, rule(
+		append([]networkingv1.NetworkPolicyPeer{namespacePods()}, cidrPeers(fw.InternalSources, fw.AdminSources)...),
+		policyPorts(fw.Served))...)
+	rules = append(rules, rule(cidrPeers([]string{"0.0.0.0/0", "::/0"}), policyPorts(fw.Published))...)
+	rules = append(rules, rule(cidrPeers(fw.OperatorSources), policyPorts(fw.Operator, fw.Published))...)
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   npTypeMeta,
+		ObjectMeta: r.meta(n.Name, r.labels(LabelNode, n.Name)),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelName: n.Name}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     rules,
+		},
+	}
+}
+
+// rolePolicy lets the namespace's pods and the node's internal and admin sources reach the
+// role's ports, and nothing else (FR-004f, FR-004i: never the world).
+func (r *renderer) rolePolicy(n *spec.Node, role *spec.Role) *networkingv1.NetworkPolicy {
+	name := spec.RoleObjectName(n.Name, role.Name)
+	fw := n.Firewall
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   npTypeMeta,
+		ObjectMeta: r.meta(name, r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelName: name}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: rule(append([]networkingv1.NetworkPolicyPeer{namespacePods()}, cidrPeers(fw.InternalSources, fw.AdminSources)...),
+				policyPorts(role.Ports)),
+		},
+	}
+}
+
+// metricsPolicy lets only the node's main pod reach the role's metrics port (FR-004h).
+func (r *renderer) metricsPolicy(n *spec.Node, role *spec.Role) *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   npTypeMeta,
+		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelName: spec.RoleObjectName(n.Name, role.Name)}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: rule([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: n.Name}}}},
+				policyPorts([]spec.Port{*role.Metrics})),
+		},
+	}
+}
+
+func (r *renderer) serviceAccount(n *spec.Node) *corev1.ServiceAccount {
+	no := false
+	return &corev1.ServiceAccount{
+		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta:                   r.meta(spec.ServiceAccountName(n.Name), r.labels(LabelNode, n.Name)),
+		AutomountServiceAccountToken: &no,
+	}
+}
+
+// claim is the node's state (FR-012); nothing here changes when the pod is replaced.
+func (r *renderer) claim(n *spec.Node) *corev1.PersistentVolumeClaim {
+	pvc := &corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: r.meta(spec.ClaimName(n.Name), r.labels(LabelNode, n.Name)),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: n.State.Size},
+			},
+		},
+	}
+	if n.State.StorageClass != "" {
+		sc := n.State.StorageClass
+		pvc.Spec.StorageClassName = &sc
+	}
+	return pvc
+}
+
+func servicePorts(ports []spec.Port) []corev1.ServicePort {
+	out := make([]corev1.ServicePort, len(ports))
+	for i, p := range ports {
+		out[i] = corev1.ServicePort{
+			Name:       p.Name(),
+			Protocol:   corev1.Protocol(p.Protocol),
+			Port:       p.Number,
+			TargetPort: intstr.FromInt32(p.Number),
+		}
+	}
+	return out
+}
+
+var svcTypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
+
+// nodeService exposes exactly the published, admin and operator ports (FR-018); Local keeps
+// the client's address, which the NetworkPolicy's ipBlocks need.
+func (r *renderer) nodeService(n *spec.Node, ports []spec.Port) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   svcTypeMeta,
+		ObjectMeta: r.meta(n.Name, r.labels(LabelNode, n.Name)),
+		Spec: corev1.ServiceSpec{
+			Type:                  corev1.ServiceTypeLoadBalancer,
+			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+			Selector:              map[string]string{LabelName: n.Name},
+			Ports:                 servicePorts(ports),
+		},
+	}
+}
+
+func (r *renderer) roleService(n *spec.Node, role *spec.Role) *corev1.Service {
+	name := spec.RoleObjectName(n.Name, role.Name)
+	return &corev1.Service{
+		TypeMeta:   svcTypeMeta,
+		ObjectMeta: r.meta(name, r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: map[string]string{LabelName: name},
+			Ports:    servicePorts(role.Ports),
+		},
+	}
+}
+
+func (r *renderer) metricsService(n *spec.Node, role *spec.Role) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   svcTypeMeta,
+		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		Spec: corev1.ServiceSpec{
+			Type:      corev1.ServiceTypeClusterIP,
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  map[string]string{LabelName: spec.RoleObjectName(n.Name, role.Name)},
+			Ports:     servicePorts([]spec.Port{*role.Metrics}),
+		},
+	}
+}
+
+func env(machineID, node, role string, extra map[string]string) []corev1.EnvVar {
+	out := []corev1.EnvVar{{Name: EnvMachineID, Value: machineID}, {Name: EnvNode, Value: node}}
+	if role != "" {
+		out = append(out, corev1.EnvVar{Name: EnvRole, Value: role})
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		out = append(out, corev1.EnvVar{Name: k, Value: extra[k]})
+	}
+	return out
+}
+
+func probe(p *spec.Probe) *corev1.Probe {
+	pr := &corev1.Probe{PeriodSeconds: 5, TimeoutSeconds: 5}
+	switch {
+	case p.Exec != nil:
+		pr.Exec = &corev1.ExecAction{Command: slices.Clone(p.Exec)}
+	case p.HTTP != nil:
+		pr.HTTPGet = &corev1.HTTPGetAction{Path: p.HTTP.Path, Port: intstr.FromInt32(p.HTTP.Port)}
+	default:
+		pr.TCPSocket = &corev1.TCPSocketAction{Port: intstr.FromInt32(p.TCP)}
+	}
+	return pr
+}
+
+// systemdReady is ready only when systemd reports `running`: `systemctl is-system-running`
+// exits non-zero while starting and when degraded (FR-005), and needs no shell in the image.
+var systemdReady = &spec.Probe{Exec: []string{"systemctl", "is-system-running"}}
+
+// podSpec is what every pod of a node shares (FR-004): its account, its own user namespace,
+// the RuntimeClass, the node's host name. Service links are off: a machine-like node reads
+// its peers from DNS, and a pod's environment should not change with the namespace's Services.
+func (r *renderer) podSpec(n *spec.Node) corev1.PodSpec {
+	no := false
+	ps := corev1.PodSpec{
+		ServiceAccountName:           spec.ServiceAccountName(n.Name),
+		AutomountServiceAccountToken: &no,
+		HostUsers:                    &no,
+		EnableServiceLinks:           &no,
+		Hostname:                     n.Name,
+	}
+	if rc := r.in.Group.RuntimeClassName; rc != "" {
+		ps.RuntimeClassName = &rc
+	}
+	return ps
+}
+
+// nodeContainer is a container of the node's image, with the settings of its init (SPEC §5).
+func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, machineID, role string) corev1.Container {
+	c := corev1.Container{
+		Name:      ContainerNode,
+		Image:     r.in.Images[n.Name],
+		Command:   slices.Clone(n.Image.Command),
+		Env:       env(machineID, n.Name, role, n.Env),
+		Resources: *n.Resources.DeepCopy(),
+	}
+	if role != "" {
+		c.Args = []string{RoleArgPrefix + role}
+	}
+	readiness := n.Readiness
+	if n.Init == spec.InitSystemd {
+		if readiness == nil {
+			readiness = systemdReady
+		}
+		for _, dir := range []string{"run", "tmp"} {
+			ps.Volumes = append(ps.Volumes, corev1.Volume{Name: dir, VolumeSource: corev1.VolumeSource{
+				EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dir, MountPath: "/" + dir})
+		}
+		if r.in.StopSignal {
+			// systemd shuts down cleanly on SIGRTMIN+3; the API allows a stop signal only
+			// with the pod's OS set.
+			sig := corev1.SIGRTMINPLUS3
+			c.Lifecycle = &corev1.Lifecycle{StopSignal: &sig}
+			ps.OS = &corev1.PodOS{Name: corev1.Linux}
+		}
+	}
+	if readiness != nil {
+		c.ReadinessProbe = probe(readiness)
+	}
+	return c
+}
+
+var deployTypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+
+func (r *renderer) deployment(name string, labels map[string]string, replicas int32, ps corev1.PodSpec) *appsv1.Deployment {
+	podLabels := maps.Clone(labels)
+	podLabels[LabelName] = name
+	return &appsv1.Deployment{
+		TypeMeta:   deployTypeMeta,
+		ObjectMeta: r.meta(name, podLabels),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(podLabels)},
+				Spec:       ps,
+			},
+		},
+	}
+}
+
+// nodeDeployment runs the node's one pod: never two at a time (Recreate), its state claim on
+// /var/lib, its machine ID in container_uuid (FR-004, FR-012, FR-013).
+func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
+	ps := r.podSpec(n)
+	c := r.nodeContainer(&ps, n, r.in.MachineIDs[n.Name], "")
+	ps.Volumes = append([]corev1.Volume{{Name: "state", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: spec.ClaimName(n.Name)}}}}, ps.Volumes...)
+	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "state", MountPath: StateMountPath}}, c.VolumeMounts...)
+	ps.Containers = []corev1.Container{c}
+	d := r.deployment(n.Name, r.labels(LabelNode, n.Name), 1, ps)
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	return d
+}
+
+// roleDeployment runs a role: the node's image with slipway.role=<role> (FR-004a), or the
+// role's service image, locked down (FR-004d). Role pods have no state claim: it is the main
+// pod's, and ReadWriteOnce.
+func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deployment {
+	name := spec.RoleObjectName(n.Name, role.Name)
+	machineID := r.in.MachineIDs[spec.RoleMachineIDKey(n.Name, role.Name)]
+	ps := r.podSpec(n)
+	if role.Service == nil {
+		ps.Containers = []corev1.Container{r.nodeContainer(&ps, n, machineID, role.Name)}
+	} else {
+		yes, no := true, false
+		seccomp := func() *corev1.SeccompProfile {
+			return &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+		}
+		ps.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: seccomp()}
+		// A read-only root file system still needs a scratch /tmp.
+		ps.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		ps.Containers = []corev1.Container{{
+			Name:    ContainerService,
+			Image:   r.in.Images[name],
+			Command: slices.Clone(role.Service.Image.Command),
+			Env:     env(machineID, n.Name, role.Name, role.Service.Environment),
+			SecurityContext: &corev1.SecurityContext{
+				RunAsNonRoot:             &yes,
+				AllowPrivilegeEscalation: &no,
+				ReadOnlyRootFilesystem:   &yes,
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile:           seccomp(),
+			},
+			VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+		}}
+	}
+	return r.deployment(name, r.labels(LabelNode, n.Name, LabelRole, role.Name), role.Replicas, ps)
+}

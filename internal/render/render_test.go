@@ -1,0 +1,256 @@
+package render_test
+
+import (
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata from the current output")
+
+// fakeInput gives every node and role a digest and a machine ID derived from its name, so the
+// golden files are stable.
+func fakeInput(g *spec.Group) render.Input {
+	in := render.Input{Group: g, Images: map[string]string{}, MachineIDs: map[string]string{}}
+	ns := g.Namespace
+	if ns == "" {
+		ns = g.Name
+	}
+	image := func(repo string) string {
+		return fmt.Sprintf("registry.test:5000/%s/%s@sha256:%x", ns, repo, sha256.Sum256([]byte(repo)))
+	}
+	id := func(key string) string { return uuid.NewSHA1(uuid.NameSpaceOID, []byte(g.Name+"/"+key)).String() }
+	for _, n := range g.Nodes {
+		in.Images[n.Name] = image(n.Name)
+		in.MachineIDs[n.Name] = id(n.Name)
+		for _, r := range n.Roles {
+			if r.Service != nil {
+				key := spec.RoleObjectName(n.Name, r.Name)
+				in.Images[key] = image(key)
+			}
+			key := spec.RoleMachineIDKey(n.Name, r.Name)
+			in.MachineIDs[key] = id(key)
+		}
+	}
+	return in
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got), run with -update if intended:\n%s", path, diff)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name, file, golden string
+		stopSignal         bool
+	}{
+		{"fixture", "testdata/group/slipway.yaml", "testdata/group.golden.yaml", false},
+		{"fixture with stop signal", "testdata/group/slipway.yaml", "testdata/group-stopsignal.golden.yaml", true},
+		{"example hello", "../../examples/hello/slipway.yaml", "testdata/hello.golden.yaml", false},
+		{"example full", "../../examples/full/slipway.yaml", "testdata/full.golden.yaml", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := spec.Load(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := fakeInput(g)
+			in.StopSignal = tt.stopSignal
+			objs, err := render.Objects(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := render.YAML(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, got)
+			again, _ := render.Objects(in)
+			if b, _ := render.YAML(again); string(b) != string(got) {
+				t.Error("a second render of the same input differs")
+			}
+		})
+	}
+}
+
+func load(t testing.TB, file string) []render.Object {
+	t.Helper()
+	g, err := spec.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.Objects(fakeInput(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func find[T render.Object](objs []render.Object, kind, name string) (T, bool) {
+	var zero T
+	for _, o := range objs {
+		if o.GetObjectKind().GroupVersionKind().Kind == kind && o.GetName() == name {
+			t, ok := o.(T)
+			return t, ok
+		}
+	}
+	return zero, false
+}
+
+// TestRules checks the rules of SPEC §5 the golden files could hide in their length.
+func TestRules(t *testing.T) {
+	objs := load(t, "testdata/group/slipway.yaml")
+	var order []string
+	for _, o := range objs {
+		order = append(order, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName())
+		if o.GetNamespace() != "golden-ns" && o.GetObjectKind().GroupVersionKind().Kind != "Namespace" {
+			t.Errorf("%s/%s in namespace %q", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), o.GetNamespace())
+		}
+		l := o.GetLabels()
+		if l[render.LabelManagedBy] != "slipway" || l[render.LabelGroup] != "golden" {
+			t.Errorf("%s/%s labels %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), l)
+		}
+	}
+	wantOrder := []string{
+		"Namespace/golden-ns",
+		"NetworkPolicy/default-deny", "NetworkPolicy/app", "NetworkPolicy/app-sso", "NetworkPolicy/app-worker", "NetworkPolicy/app-worker-metrics",
+		"NetworkPolicy/edge", "NetworkPolicy/quiet",
+		"ServiceAccount/node-app", "ServiceAccount/node-edge", "ServiceAccount/node-quiet",
+		"PersistentVolumeClaim/app-state", "PersistentVolumeClaim/edge-state", "PersistentVolumeClaim/quiet-state",
+		"Service/app", "Service/app-sso", "Service/app-worker", "Service/app-worker-metrics", "Service/edge",
+		"Deployment/app", "Deployment/app-idle", "Deployment/app-sso", "Deployment/app-worker", "Deployment/edge", "Deployment/quiet",
+	}
+	if diff := cmp.Diff(wantOrder, order); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	if _, ok := find[*corev1.Service](objs, "Service", "quiet"); ok {
+		t.Error("node quiet has no published, admin or operator port but got a Service")
+	}
+	svc, _ := find[*corev1.Service](objs, "Service", "edge")
+	var names []string
+	for _, p := range svc.Spec.Ports {
+		names = append(names, p.Name)
+	}
+	if diff := cmp.Diff([]string{"tcp-80", "tcp-443", "udp-53", "tcp-22", "tcp-9100"}, names); diff != "" {
+		t.Errorf("Service edge ports (-want +got):\n%s", diff)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal {
+		t.Errorf("Service edge: type %s, externalTrafficPolicy %s", svc.Spec.Type, svc.Spec.ExternalTrafficPolicy)
+	}
+	d, _ := find[*appsv1.Deployment](objs, "Deployment", "edge")
+	ps := d.Spec.Template.Spec
+	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || *ps.HostUsers || *ps.RuntimeClassName != "systemd" {
+		t.Errorf("Deployment edge: replicas %d, strategy %s, hostUsers %v, runtimeClassName %v", *d.Spec.Replicas, d.Spec.Strategy.Type, *ps.HostUsers, *ps.RuntimeClassName)
+	}
+	if ps.Containers[0].Env[0].Name != "container_uuid" || ps.Containers[0].Env[1] != (corev1.EnvVar{Name: "SLIPWAY_NODE", Value: "edge"}) {
+		t.Errorf("Deployment edge env %v", ps.Containers[0].Env)
+	}
+	w, _ := find[*appsv1.Deployment](objs, "Deployment", "app-worker")
+	if got := w.Spec.Template.Spec.Containers[0].Args; !cmp.Equal(got, []string{"slipway.role=worker"}) {
+		t.Errorf("Deployment app-worker args %v", got)
+	}
+	main, _ := find[*appsv1.Deployment](objs, "Deployment", "app")
+	if w.Spec.Template.Spec.Containers[0].Env[0].Value == main.Spec.Template.Spec.Containers[0].Env[0].Value {
+		t.Error("role pod shares the node's machine ID")
+	}
+}
+
+func TestMissingInputs(t *testing.T) {
+	g, err := spec.Load("testdata/group/slipway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := fakeInput(g)
+	delete(in.Images, "edge")
+	delete(in.Images, "app-sso")
+	delete(in.MachineIDs, "app/worker")
+	in.Images["quiet"] = "registry.test/golden-ns/quiet:latest"
+	_, err = render.Objects(in)
+	want := strings.Join([]string{
+		`render group golden: role sso of node app: no image (key "app-sso")`,
+		`role worker of node app: no machine ID (key "app/worker")`,
+		`node edge: no image (key "edge")`,
+		`node quiet: image registry.test/golden-ns/quiet:latest is not pinned by digest`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Errorf("Objects error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+func TestWritePackage(t *testing.T) {
+	objs := load(t, "../../examples/hello/slipway.yaml")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "deployment-gone.yaml"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := render.WritePackage(dir, objs); err != nil {
+		t.Fatal(err)
+	}
+	first := readDir(t, dir)
+	if _, ok := first["deployment-gone.yaml"]; ok {
+		t.Error("a file of an object no longer rendered was kept")
+	}
+	if _, ok := first["README.md"]; !ok {
+		t.Error("a file slipway did not write was removed")
+	}
+	golden(t, "testdata/hello.kustomization.golden.yaml", []byte(first["kustomization.yaml"]))
+	stream, _ := render.YAML(objs)
+	var joined []string
+	for _, o := range objs {
+		joined = append(joined, first[render.FileName(o)])
+	}
+	if strings.Join(joined, "---\n") != string(stream) {
+		t.Error("the package's files differ from the YAML stream")
+	}
+	if err := render.WritePackage(dir, load(t, "../../examples/hello/slipway.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first, readDir(t, dir)); diff != "" {
+		t.Errorf("second render differs (-first +second):\n%s", diff)
+	}
+}
+
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
