@@ -61,7 +61,7 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 	}
 	var jobs []image.Job
 	for _, n := range grp.Nodes {
-		jobs = append(jobs, image.Job{Name: n.Name, Repository: repo(n.Name), Source: imageSource(n.Image, n.Firewall.Served)})
+		jobs = append(jobs, image.Job{Name: n.Name, Repository: repo(n.Name), Source: imageSource(n.Image, &n.Firewall.Served)})
 		for _, r := range n.Roles {
 			if r.Service != nil {
 				name := n.Name + "-" + r.Name
@@ -75,13 +75,14 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 // imageSource maps a group-file image to a build source. The served-ports label goes on images
 // slipway builds (rootfs, base+add); an archive is pushed as it is, so its digest stays the one
 // its author made and signed, and a service image serves the role's ports, not the node's.
-func imageSource(img spec.Image, served []spec.Port) image.Source {
+// served is nil for a service image.
+func imageSource(img spec.Image, served *[]spec.Port) image.Source {
 	src := image.Source{Rootfs: img.Rootfs, Archive: img.Archive, Base: img.Base, Command: img.Command}
 	for _, a := range img.Add {
 		src.Add = append(src.Add, image.AddFile{Src: a.Src, Dst: a.Dst})
 	}
 	if img.Archive == "" && served != nil {
-		src.Labels = map[string]string{image.ServedLabel: servedLabel(served)}
+		src.Labels = map[string]string{image.ServedLabel: servedLabel(*served)}
 	}
 	return src
 }

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/spec"
+)
+
+func TestImageJobs(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"web/rootfs", "conf"} {
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"sso.tar", "conf/app.conf"} {
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grp, err := spec.Parse("slipway.yaml", []byte(`
+group: demo
+nodes:
+  web:
+    image: {rootfs: web/rootfs}
+    firewall: {served: [22, 80, udp/53]}
+    roles:
+      sso:
+        ports: [9091]
+        service: {image: {archive: sso.tar}}
+      worker:
+        ports: [8080]
+  app:
+    image:
+      base: registry.example/base:1
+      add: [{src: conf/app.conf, dst: /etc/app.conf}]
+      command: [/bin/app]
+`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, registry string
+		want           []image.Job
+	}{
+		{"registry", "127.0.0.1:5000", []image.Job{
+			{Name: "app", Repository: "127.0.0.1:5000/ns/app", Source: image.Source{
+				Base: "registry.example/base:1", Add: []image.AddFile{{Src: filepath.Join(dir, "conf/app.conf"), Dst: "/etc/app.conf"}},
+				Command: []string{"/bin/app"}, Labels: map[string]string{image.ServedLabel: ""},
+			}},
+			{Name: "web", Repository: "127.0.0.1:5000/ns/web", Source: image.Source{
+				Rootfs: filepath.Join(dir, "web/rootfs"), Command: []string{"/sbin/init"}, Labels: map[string]string{image.ServedLabel: "tcp/22,tcp/80,udp/53"},
+			}},
+			{Name: "web-sso", Repository: "127.0.0.1:5000/ns/web-sso", Source: image.Source{Archive: filepath.Join(dir, "sso.tar")}},
+		}},
+		{"no registry", "", []image.Job{
+			{Name: "app", Repository: "ns/app"}, {Name: "web", Repository: "ns/web"}, {Name: "web-sso", Repository: "ns/web-sso"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := imageJobs(grp, tc.registry, "ns")
+			if tc.registry == "" { // only the repositories differ
+				for i := range got {
+					got[i].Source = image.Source{}
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("jobs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
