@@ -19,7 +19,7 @@ func fileOpener(t *testing.T) newBackendFunc {
 	}
 }
 
-func TestFileBackend(t *testing.T) { testBackend(t, fileOpener(t), true) }
+func TestFileBackend(t *testing.T) { testBackend(t, fileOpener(t), caps{cas: true, knowsUnlock: true}) }
 
 func TestFileRelativeURL(t *testing.T) {
 	t.Chdir(t.TempDir())

@@ -186,7 +186,7 @@ func stopRenewal(b Backend) {
 }
 
 func TestKubernetesBackendFake(t *testing.T) {
-	testBackend(t, kubeOpener(newFakeKube(), "ns"), true)
+	testBackend(t, kubeOpener(newFakeKube(), "ns"), caps{cas: true, knowsUnlock: true})
 }
 
 func TestKubernetesListFake(t *testing.T) {
