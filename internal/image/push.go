@@ -43,13 +43,13 @@ const (
 
 // Event reports the progress of one job. The library never prints; a printer renders events.
 type Event struct {
-	Name    string
-	Kind    EventKind
-	Ref     string // the tag reference, once known
-	Message string
-	Done    int64
-	Total   int64
-	Digest  string
+	Name    string    `json:"name"`
+	Kind    EventKind `json:"kind"`
+	Ref     string    `json:"ref,omitempty"` // the tag reference, once known
+	Message string    `json:"message,omitempty"`
+	Done    int64     `json:"done,omitempty"`
+	Total   int64     `json:"total,omitempty"`
+	Digest  string    `json:"digest,omitempty"`
 }
 
 // progressInterval bounds the rate of progress events per image: uploads report every read.
