@@ -1,0 +1,260 @@
+package render_test
+
+// End-to-end tests on the dev cluster (SPEC §10). They live in render_test so that render
+// itself never imports client-go: only these test files do, through internal/kube.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// warnings collects the API server's warnings (deprecated fields, unknown values…) that a
+// plain error check would miss.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(code int, agent, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, fmt.Sprintf("%d %s", code, text))
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.list
+	w.list = nil
+	return l
+}
+
+// client connects to the dev cluster with a warning collector installed.
+func client(t *testing.T, kubeconfig string) (*kube.Client, *warnings) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &warnings{}
+	cfg.WarningHandler = w
+	c, err := kube.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, w
+}
+
+// testNamespace returns a fresh namespace name and deletes the namespace when the test ends.
+func testNamespace(t *testing.T, c *kube.Client, prefix string) string {
+	t.Helper()
+	ns := fmt.Sprintf("%s-%x", prefix, rand.Text()[:6])
+	ns = strings.ToLower(ns)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := c.Clientset.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("delete namespace %s: %v", ns, err)
+		}
+	})
+	return ns
+}
+
+// TestDryRunExamples applies every rendered object of the examples with server-side dry-run
+// and strict field validation (SPEC §9): no error and no warning.
+func TestDryRunExamples(t *testing.T) {
+	env := devtest.Env(t)
+	c, w := client(t, env.Kubeconfig)
+	for _, example := range []string{"hello", "full"} {
+		t.Run(example, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			g, err := spec.Load(filepath.Join("../../examples", example, "slipway.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, stop := range []bool{false, true} {
+				in := fakeInput(g)
+				in.Namespace = testNamespace(t, c, "render-dry-"+example)
+				in.StopSignal = stop
+				objs, err := render.Objects(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Namespaced objects are dry-run inside a namespace that exists; the Namespace
+				// itself is dry-run first, then made for real.
+				for _, dry := range []bool{true, false} {
+					if _, err := c.Apply(ctx, objs[0], kube.ApplyOptions{DryRun: dry}); err != nil {
+						t.Fatalf("stop signal %v: %v", stop, err)
+					}
+				}
+				w.take()
+				for _, o := range objs {
+					if _, err := c.Apply(ctx, o, kube.ApplyOptions{DryRun: true}); err != nil {
+						t.Errorf("stop signal %v: %v", stop, err)
+					}
+					if ws := w.take(); len(ws) > 0 {
+						t.Errorf("stop signal %v: %s %s: warnings %q", stop, o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), ws)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestKustomizePackageOnCluster renders examples/hello with the slipway binary (images pushed
+// to the dev registry, digests from it, machine IDs from a state file), applies the package
+// with `kubectl apply -k`, and waits for the claims to bind and every pod to become ready.
+func TestKustomizePackageOnCluster(t *testing.T) {
+	env := devtest.Env(t)
+	c, _ := client(t, env.Kubeconfig)
+	ns := testNamespace(t, c, "render-kustomize")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "slipway")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/slipway").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	example, _ := filepath.Abs("../../examples/hello/slipway.yaml")
+	stateFile := filepath.Join(tmp, "state.json")
+	ids := map[string]string{"web": state.NewUUID(), "db": state.NewUUID(), "web/worker": state.NewUUID()}
+	writeState(t, ctx, stateFile, ids)
+
+	slipway := func(args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, bin, append([]string{"-f", example, "-n", ns, "--registry", env.Registry,
+			"--state", "file://" + stateFile}, args...)...)
+		cmd.Env = append(os.Environ(), "REGISTRY_AUTH_FILE="+filepath.Join(tmp, "no-auth.json"))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("slipway %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	dir := filepath.Join(tmp, "pkg")
+	_, stderr := slipway("render", "--push", "--out", dir)
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("render warned: %s", stderr)
+	}
+	first := readDir(t, dir)
+	// Without --push, digests come from the registry and must be the pushed ones.
+	slipway("render", "--out", dir)
+	if second := readDir(t, dir); !mapsEqual(first, second) {
+		t.Error("a second render of the same input is not byte-identical")
+	}
+	stream, _ := slipway("render")
+	if !strings.Contains(stream, env.Registry+"/"+ns+"/web@sha256:") || !strings.Contains(stream, ids["web/worker"]) {
+		t.Errorf("render output lacks the pushed digest or the state's machine ID:\n%s", stream)
+	}
+
+	kubectl := exec.CommandContext(ctx, filepath.Join(env.BinDir, "kubectl"), "--kubeconfig", env.Kubeconfig, "apply", "-k", dir)
+	if out, err := kubectl.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply -k: %v\n%s", err, out)
+	} else {
+		t.Logf("kubectl apply -k:\n%s", out)
+	}
+	waitReady(t, ctx, c, ns)
+}
+
+func writeState(t *testing.T, ctx context.Context, path string, ids map[string]string) {
+	t.Helper()
+	b, err := state.Open(ctx, "file://"+path, "hello", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &state.Document{Group: "hello", Nodes: map[string]*state.NodeState{
+		"web": {MachineID: ids["web"], Roles: map[string]*state.RoleState{"worker": {MachineID: ids["web/worker"], Replicas: 2}}},
+		"db":  {MachineID: ids["db"]},
+	}}
+	if err := b.Write(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// waitReady waits until every claim of ns is Bound and every Deployment has all its replicas
+// ready and updated, reporting what is still missing when ctx ends.
+func waitReady(t *testing.T, ctx context.Context, c *kube.Client, ns string) {
+	t.Helper()
+	var missing []string
+	for {
+		missing = missing[:0]
+		pvcs, err := c.Clientset.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, p := range pvcs.Items {
+				if p.Status.Phase != corev1.ClaimBound {
+					missing = append(missing, fmt.Sprintf("claim %s is %s", p.Name, p.Status.Phase))
+				}
+			}
+			if len(pvcs.Items) != 2 {
+				missing = append(missing, fmt.Sprintf("%d claims, want 2", len(pvcs.Items)))
+			}
+		}
+		deps, err2 := c.Clientset.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err2 == nil {
+			for _, d := range deps.Items {
+				if !deploymentReady(&d) {
+					missing = append(missing, fmt.Sprintf("deployment %s: %d/%d ready", d.Name, d.Status.ReadyReplicas, *d.Spec.Replicas))
+				}
+			}
+			if len(deps.Items) != 3 {
+				missing = append(missing, fmt.Sprintf("%d deployments, want 3", len(deps.Items)))
+			}
+		}
+		if err == nil && err2 == nil && len(missing) == 0 {
+			pods, _ := c.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			t.Logf("ready: %d pods, claims bound", len(pods.Items))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("namespace %s not ready: %v %v %s", ns, err, err2, strings.Join(missing, "; "))
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func deploymentReady(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want &&
+		d.Status.ReadyReplicas == want && d.Status.Replicas == want
+}
