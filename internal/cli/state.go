@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+func init() { register(newStateCmd) }
+
+// newStateCmd is `slipway state show|list|unlock` (SPEC §2, §8).
+func newStateCmd(g *Globals) *cobra.Command {
+	var group string
+	cmd := &cobra.Command{
+		Use:   "state",
+		Short: "Show, list and unlock group states",
+		Long: "The state records what slipway applied to a group; its lock keeps two runs apart.\n" +
+			"The group comes from --group, else from the group file (-f).",
+	}
+	cmd.PersistentFlags().StringVar(&group, "group", "", "the group (default: the group file's)")
+
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the group's state and its lock, if any",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return stateShow(cmd.Context(), g, group, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the groups the state backend holds",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return stateList(cmd.Context(), g, group, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	unlock := &cobra.Command{
+		Use:   "unlock LOCK_ID",
+		Short: "Remove the group's lock (left by a killed run), printing its holder first",
+		Long: "Removes the group's lock if its ID is LOCK_ID (as `state show` prints it), whoever holds\n" +
+			"it. Make sure the holder no longer runs: two runs changing one group at once can\n" +
+			"leave it in a state neither planned.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return stateUnlock(cmd.Context(), g, group, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.AddCommand(show, list, unlock)
+	return cmd
+}
+
+// stateGroup resolves the group: --group, else the group file's name.
+func stateGroup(g *Globals, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	grp, err := spec.Load(g.File)
+	if err != nil {
+		return "", fmt.Errorf("%w (name the group with --group)", err)
+	}
+	return grp.Name, nil
+}
+
+// lockView is the lock as `state show -o json` prints it.
+type lockView struct {
+	state.Info
+	// Process: "running" or "not running" when the holder ran on this host, else "unknown".
+	Process string `json:"process"`
+}
+
+func liveness(i state.Info) string {
+	switch state.HolderLiveness(i) {
+	case state.LivenessAlive:
+		return "running"
+	case state.LivenessDead:
+		return "not running"
+	}
+	return "unknown"
+}
+
+func stateShow(ctx context.Context, g *Globals, flagGroup string, stdout, stderr io.Writer) error {
+	group, err := stateGroup(g, flagGroup)
+	if err != nil {
+		return err
+	}
+	b, err := openState(ctx, g, group, stderr)
+	if err != nil {
+		return err
+	}
+	doc, err := b.Read(ctx)
+	if err != nil {
+		return err
+	}
+	lock, err := b.LockInfo(ctx)
+	if err != nil {
+		return err
+	}
+	if g.Output == "json" {
+		out := struct {
+			Group    string          `json:"group"`
+			Location string          `json:"location"`
+			State    *state.Document `json:"state"`
+			Lock     *lockView       `json:"lock"`
+		}{Group: group, Location: b.Location(), State: doc}
+		if lock != nil {
+			out.Lock = &lockView{Info: *lock, Process: liveness(*lock)}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	return printState(stdout, group, b.Location(), doc, lock)
+}
+
+func printState(w io.Writer, group, where string, doc *state.Document, lock *state.Info) error {
+	fmt.Fprintf(w, "State of group %s in %s\n", group, where)
+	if lock == nil {
+		fmt.Fprintln(w, "Lock:      none")
+	} else {
+		fmt.Fprintf(w, "Lock:      held by %s\n", lock)
+		switch state.HolderLiveness(*lock) {
+		case state.LivenessDead:
+			fmt.Fprintf(w, "           process %d is not running on this host: the lock is stale; remove it with `slipway state unlock %s`\n", lock.PID, lock.ID)
+		case state.LivenessAlive:
+			fmt.Fprintf(w, "           process %d is running on this host\n", lock.PID)
+		}
+		if !lock.Expires.IsZero() {
+			if time.Now().After(lock.Expires) {
+				fmt.Fprintf(w, "           its lease expired at %s without renewal: the next run takes it over\n", lock.Expires.UTC().Format(time.RFC3339))
+			} else {
+				fmt.Fprintf(w, "           its lease runs until %s unless renewed\n", lock.Expires.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	if doc == nil {
+		_, err := fmt.Fprintln(w, "No state: nothing applied yet.")
+		return err
+	}
+	fmt.Fprintf(w, "Namespace: %s\nSerial:    %d\nLineage:   %s\n", doc.Namespace, doc.Serial, doc.Lineage)
+	if len(doc.Nodes) == 0 {
+		_, err := fmt.Fprintln(w, "Nodes:     none")
+		return err
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tIMAGE\tLAST ROLLOUT\tROLES\tMACHINE ID")
+	names := make([]string, 0, len(doc.Nodes))
+	for n := range doc.Nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ns := doc.Nodes[n]
+		if ns == nil {
+			continue
+		}
+		img := ns.Image.Ref
+		if ns.Image.Tag != "" {
+			img += ":" + ns.Image.Tag
+		}
+		if ns.Image.Digest != "" {
+			img += "@" + shortDigest(ns.Image.Digest)
+		}
+		ro := "-"
+		if r := ns.LastRollout; r != nil {
+			ro = r.Result + " " + r.Time.UTC().Format(time.RFC3339)
+			if r.Result == state.RolloutRolledBack && ns.PreviousReady != "" {
+				ro = "rolled back to " + ns.PreviousReady + " " + r.Time.UTC().Format(time.RFC3339)
+			}
+		}
+		if ns.Suspended {
+			ro += " (suspended)"
+		}
+		var roles []string
+		for r, rs := range ns.Roles {
+			if rs != nil {
+				roles = append(roles, fmt.Sprintf("%s=%d", r, rs.Replicas))
+			}
+		}
+		sort.Strings(roles)
+		rs := strings.Join(roles, ",")
+		if rs == "" {
+			rs = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, img, ro, rs, ns.MachineID)
+	}
+	return tw.Flush()
+}
+
+func shortDigest(d string) string {
+	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
+		return algo + ":" + hex[:12]
+	}
+	return d
+}
+
+func stateList(ctx context.Context, g *Globals, flagGroup string, stdout, stderr io.Writer) error {
+	// Listing needs no group: without one, the default file backend lists its directory.
+	group := flagGroup
+	if group == "" {
+		if grp, err := spec.Load(g.File); err == nil {
+			group = grp.Name
+		}
+	}
+	// With no group the default file URL names ".slipway/state/.json": its directory is listed.
+	b, err := openState(ctx, g, group, stderr)
+	if err != nil {
+		return err
+	}
+	l, ok := b.(state.Lister)
+	if !ok {
+		return fmt.Errorf("state list: the backend %s cannot list groups (the HTTP backend protocol has no listing)", b.Location())
+	}
+	groups, err := l.List(ctx)
+	if err != nil {
+		return err
+	}
+	if g.Output == "json" {
+		if groups == nil {
+			groups = []string{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(groups)
+	}
+	if len(groups) == 0 {
+		_, err := fmt.Fprintf(stderr, "no group states in %s\n", b.Location())
+		return err
+	}
+	for _, gr := range groups {
+		if _, err := fmt.Fprintln(stdout, gr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stateUnlock(ctx context.Context, g *Globals, flagGroup, id string, stdout, stderr io.Writer) error {
+	group, err := stateGroup(g, flagGroup)
+	if err != nil {
+		return err
+	}
+	b, err := openState(ctx, g, group, stderr)
+	if err != nil {
+		return err
+	}
+	holder, err := b.LockInfo(ctx)
+	if err != nil {
+		return err
+	}
+	if holder == nil {
+		return fmt.Errorf("state %s: unlock %s: %w", group, id, state.ErrNotLocked)
+	}
+	if holder.ID != id {
+		return &state.LockIDError{Group: group, ID: id, Holder: *holder}
+	}
+	fmt.Fprintf(stdout, "State %s was locked by %s\n", group, holder)
+	if liveness(*holder) == "running" {
+		fmt.Fprintf(stderr, "warning: process %d of the holder still runs on this host\n", holder.PID)
+	}
+	if err := b.Unlock(ctx, id); err != nil {
+		if errors.Is(err, state.ErrNotLocked) {
+			return fmt.Errorf("state %s: the lock went away before the unlock: %w", group, err)
+		}
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "State %s unlocked.\n", group)
+	return err
+}
