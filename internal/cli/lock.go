@@ -128,7 +128,7 @@ func withLock(ctx context.Context, g *Globals, backend state.Backend, operation 
 	signal.Stop(sigs)
 	cancel()
 	if got != nil && ferr != nil && errors.Is(ferr, context.Canceled) {
-		ferr = fmt.Errorf("%s %s: stopped after the current step, state written: %w", operation, signalName(got), ferr)
+		ferr = fmt.Errorf("%s %s, stopped after the current step: %w", operation, signalName(got), ferr)
 	}
 	uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 	defer ucancel()
