@@ -85,6 +85,9 @@ func Objects(in Input) ([]Object, error) {
 	if r.ns == "" {
 		r.ns = g.Name
 	}
+	if !spec.IsDNSLabel(r.ns) {
+		return nil, fmt.Errorf("render group %s: namespace %q is not a DNS label", g.Name, r.ns)
+	}
 	if err := r.checkInputs(); err != nil {
 		return nil, err
 	}

@@ -254,3 +254,15 @@ func readDir(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+func TestBadNamespace(t *testing.T) {
+	g, err := spec.Load("../../examples/hello/slipway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := fakeInput(g)
+	in.Namespace = "Hello_World"
+	if _, err := render.Objects(in); err == nil || err.Error() != `render group hello: namespace "Hello_World" is not a DNS label` {
+		t.Errorf("Objects with a bad namespace: %v", err)
+	}
+}

@@ -109,3 +109,7 @@ func (d *decoder) validateNode(n *Node, path string) {
 		}
 	}
 }
+
+// IsDNSLabel reports whether s is an RFC 1123 label, as a namespace name must be: lowercase
+// letters, digits and '-', starting and ending with a letter or digit, at most 63 characters.
+func IsDNSLabel(s string) bool { return isLabel(s, false) }
