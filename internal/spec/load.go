@@ -759,10 +759,9 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 				if sv := am["src"]; sv != nil {
 					if s, ok := d.str(sv, ip+".src"); ok {
 						f.Src = d.resolve(s)
-						if fi, err := os.Stat(f.Src); err != nil {
-							d.errAt(deref(sv), ip+".src", "file %s does not exist", s)
-						} else if fi.IsDir() {
-							d.errAt(deref(sv), ip+".src", "%s is a directory, not a file", s)
+						// A directory is added with its tree (image.AddFile).
+						if _, err := os.Stat(f.Src); err != nil {
+							d.errAt(deref(sv), ip+".src", "%s does not exist", s)
 						}
 					}
 				} else {

@@ -224,6 +224,19 @@ func TestParseInvalid(t *testing.T) {
 			"      rootfs: nodes/web/rootfs",
 			"      add: [{src: build/file.txt, dst: /etc/x}]",
 		), []string{`slipway.yaml:6: nodes.web.image.add: needs base: add puts files on top of a base image`}},
+		{"missing add source", doc(
+			"group: demo",
+			"nodes:",
+			"  web:",
+			"    image:",
+			"      base: registry.example/base:1",
+			"      add:",
+			"        - {src: conf/x.conf, dst: /etc/x.conf}",
+			"        - {src: build/file.txt, dst: etc/y}",
+		), []string{
+			`slipway.yaml:7: nodes.web.image.add[0].src: conf/x.conf does not exist`,
+			`slipway.yaml:8: nodes.web.image.add[1].dst: "etc/y" is not an absolute file path`,
+		}},
 		{"negative replicas", doc(
 			"group: demo",
 			"nodes:",

@@ -92,7 +92,7 @@ type Image struct {
 	Command []string  // empty: the image's own; /sbin/init for Rootfs unless set
 }
 
-// AddFile is one file added on top of a base image.
+// AddFile is one file (or directory tree) added on top of a base image.
 type AddFile struct {
 	Src string // absolute path on the build machine
 	Dst string // absolute path in the image
