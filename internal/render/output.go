@@ -3,11 +3,14 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 )
@@ -49,18 +52,43 @@ func kindOf(obj Object) string { return obj.GetObjectKind().GroupVersionKind().K
 
 // YAML writes objs as one YAML stream, documents separated by `---`.
 func YAML(objs []Object) ([]byte, error) {
+	docs, err := marshalAll(objs)
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
-	for i, o := range objs {
-		data, err := Marshal(o)
-		if err != nil {
-			return nil, err
-		}
+	for i, data := range docs {
 		if i > 0 {
 			b.WriteString("---\n")
 		}
 		b.Write(data)
 	}
 	return b.Bytes(), nil
+}
+
+// marshalAll marshals objs on every CPU: YAML marshalling costs about a quarter of a
+// millisecond per object, seconds for a group of a thousand nodes. The order stays objs'.
+func marshalAll(objs []Object) ([][]byte, error) {
+	out := make([][]byte, len(objs))
+	errs := make([]error, len(objs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(objs), 1)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i], errs[i] = Marshal(objs[i])
+			}
+		})
+	}
+	for i := range objs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // FileName is the file of obj in a package: `<kind>-<name>.yaml`, lowercase, e.g.
@@ -82,21 +110,21 @@ func WritePackage(dir string, objs []Object) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("package %s: %w", dir, err)
 	}
+	docs, err := marshalAll(objs)
+	if err != nil {
+		return fmt.Errorf("package %s: %w", dir, err)
+	}
 	files := make(map[string]bool, len(objs))
 	var k bytes.Buffer
 	k.WriteString(kustomizationHeader)
 	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
-	for _, o := range objs {
+	for i, o := range objs {
 		name := FileName(o)
 		if files[name] {
 			return fmt.Errorf("package %s: two objects would be written to %s", dir, name)
 		}
 		files[name] = true
-		data, err := Marshal(o)
-		if err != nil {
-			return fmt.Errorf("package %s: %w", dir, err)
-		}
-		if err := writeIfChanged(filepath.Join(dir, name), data); err != nil {
+		if err := writeIfChanged(filepath.Join(dir, name), docs[i]); err != nil {
 			return fmt.Errorf("package %s: %w", dir, err)
 		}
 		k.WriteString("- " + name + "\n")
