@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -120,7 +121,12 @@ func buildRootfs(src Source, epoch time.Time) (v1.Image, []string, error) {
 	if !fi.IsDir() {
 		return nil, nil, fmt.Errorf("rootfs %s: not a directory", src.Rootfs)
 	}
-	layer, warnings, err := newLazyLayer("rootfs "+src.Rootfs, rootfsTar(src.Rootfs, epoch))
+	// A rootfs given through a symlink is walked at its target: the walk does not follow links.
+	root, err := filepath.EvalSymlinks(src.Rootfs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
+	}
+	layer, warnings, err := newLazyLayer("rootfs "+src.Rootfs, rootfsTar(root, epoch))
 	if err != nil {
 		return nil, warnings, err
 	}

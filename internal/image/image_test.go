@@ -228,6 +228,12 @@ func TestRootfsReproducible(t *testing.T) {
 		return img
 	}
 	imgA, imgB := build(a), build(b)
+	// A rootfs named through a symlink is the tree it points to.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	imgC := build(link)
 
 	t.Run("digests", func(t *testing.T) {
 		for _, f := range []func(v1.Image) (v1.Hash, error){v1.Image.Digest, v1.Image.ConfigName} {
@@ -235,12 +241,14 @@ func TestRootfsReproducible(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			db, err := f(imgB)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(da, db); diff != "" {
-				t.Errorf("digest of the copy differs (-want +got):\n%s", diff)
+			for _, img := range []v1.Image{imgB, imgC} {
+				db, err := f(img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(da, db); diff != "" {
+					t.Errorf("digest of the copy differs (-want +got):\n%s", diff)
+				}
 			}
 		}
 		ta, _ := TagFor(imgA)

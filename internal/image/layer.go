@@ -293,11 +293,17 @@ func addTar(files []AddFile, epoch time.Time) tarSource {
 			if dst == "" {
 				return nil, fmt.Errorf("add %s: destination %q is the root", f.Src, f.Dst)
 			}
-			err := filepath.WalkDir(f.Src, func(p string, d fs.DirEntry, err error) error {
+			// The source itself is taken at its target, as `COPY` does; links inside a
+			// directory source stay links.
+			top, err := filepath.EvalSymlinks(f.Src)
+			if err != nil {
+				return nil, fmt.Errorf("add %s: %w", f.Src, err)
+			}
+			err = filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
 				if err != nil {
 					return err
 				}
-				rel, err := filepath.Rel(f.Src, p)
+				rel, err := filepath.Rel(top, p)
 				if err != nil {
 					return err
 				}
