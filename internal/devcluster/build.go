@@ -95,6 +95,9 @@ func CacheDir() (string, error) {
 // EnsureBinaries builds every pinned binary missing from the cache and returns the bin dir.
 // Progress goes to progress; a failed build returns an error with the tail of its output.
 func EnsureBinaries(ctx context.Context, progress io.Writer) (string, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
@@ -163,11 +166,15 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 		return err
 	}
 	fmt.Fprintf(progress, "dev: building %s from %s (once; cached in %s)\n", strings.Join(t.bins, ", "), t.from, bin)
-	args := append([]string{"build", "-v", "-trimpath", "-ldflags", t.ldflags, "-o", tmp + "/"}, t.pkgs...)
+	out := tmp + "/"
+	if len(t.pkgs) == 1 { // name the binary: etcd's main package would be called "server"
+		out = filepath.Join(tmp, t.bins[0])
+	}
+	args := append([]string{"build", "-v", "-trimpath", "-ldflags", t.ldflags, "-o", out}, t.pkgs...)
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
-	out, err := cmd.StderrPipe()
+	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		return err
 	}
@@ -194,7 +201,7 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 			}
 		}
 	}()
-	sc := bufio.NewScanner(out)
+	sc := bufio.NewScanner(pipe)
 	for sc.Scan() {
 		mu.Lock()
 		n++

@@ -126,6 +126,9 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if _, err := stopAll(opts.Dir); err != nil && !errors.Is(err, ErrNotRunning) {
 		return nil, false, err
 	}
+	if err := os.RemoveAll(opts.Dir); err != nil {
+		return nil, false, fmt.Errorf("dev cluster: clear %s: %w", opts.Dir, err)
+	}
 	bin, err := EnsureBinaries(ctx, opts.Progress)
 	if err != nil {
 		return nil, false, err
@@ -183,6 +186,8 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 	if _, err := e.startProcess("kube-apiserver", []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// The kubernetes Service would point at a loopback address, which the reconciler refuses.
+		"--endpoint-reconciler-type=none",
 		"--secure-port=" + strconv.Itoa(e.Ports["kube-apiserver"]),
 		"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
 		"--client-ca-file=" + pki("ca.crt"),

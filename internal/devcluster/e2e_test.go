@@ -1,0 +1,211 @@
+package devcluster_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"slipway.dev/slipway/internal/devcluster"
+	"slipway.dev/slipway/internal/devcluster/devtest"
+	"slipway.dev/slipway/internal/kube"
+)
+
+func client(t *testing.T) (*devcluster.Env, *kube.Client) {
+	t.Helper()
+	env := devtest.Env(t)
+	c, err := kube.New(env.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, c
+}
+
+func namespace(t *testing.T, c *kube.Client, prefix string) string {
+	t.Helper()
+	ns := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000)
+	_, err := c.Clientset.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Clientset.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	return ns
+}
+
+func deployment(ns, name, outcome string, claim string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	ctr := corev1.Container{Name: "main", Image: "example.invalid/" + name + ":1"}
+	if outcome != "" {
+		ctr.Env = []corev1.EnvVar{{Name: devcluster.DevPodVar, Value: outcome}}
+	}
+	pod := corev1.PodSpec{Containers: []corev1.Container{ctr}}
+	if claim != "" {
+		pod.Volumes = []corev1.Volume{{Name: "state", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+		pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "state", MountPath: "/var/lib"}}
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+		},
+	}
+}
+
+// waitFor polls cond until it is true or limit passes; the message names what never happened.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("%s: not after %s (last seen: %s)", what, limit, last)
+}
+
+func TestDevClusterNodesAndVersion(t *testing.T) {
+	env, c := client(t)
+	nodes, err := c.Clientset.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 3 {
+		t.Fatalf("nodes = %d, want 3", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		if n.Status.Allocatable.Pods().Value() < 1000 {
+			t.Errorf("node %s has room for %d pods, want at least 1000", n.Name, n.Status.Allocatable.Pods().Value())
+		}
+	}
+	v, err := c.Clientset.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.GitVersion != devcluster.KubeVersion {
+		t.Errorf("server version = %s, want %s", v.GitVersion, devcluster.KubeVersion)
+	}
+	out, err := exec.Command(env.Kubectl(), "--kubeconfig", env.Kubeconfig, "version", "--client", "-o", "yaml").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), devcluster.KubeVersion) {
+		t.Errorf("kubectl version --client = %s, %v; want %s", out, err, devcluster.KubeVersion)
+	}
+	if _, err := c.Clientset.NodeV1().RuntimeClasses().Get(context.Background(), "systemd", metav1.GetOptions{}); err != nil {
+		t.Errorf("RuntimeClass systemd: %v", err)
+	}
+}
+
+func TestDeploymentWithClaimBecomesReady(t *testing.T) {
+	_, c := client(t)
+	ctx := context.Background()
+	ns := namespace(t, c, "devtest-ready")
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-state", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := c.Clientset.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Clientset.AppsV1().Deployments(ns).Create(ctx, deployment(ns, "web", "", "web-state"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "claim web-state Bound (default StorageClass)", func() (bool, string) {
+		p, err := c.Clientset.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "web-state", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Status.Phase == corev1.ClaimBound, string(p.Status.Phase)
+	})
+	waitFor(t, 60*time.Second, "deployment web ready", func() (bool, string) {
+		d, err := c.Clientset.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return d.Status.ReadyReplicas == 1 && d.Status.UpdatedReplicas == 1, fmt.Sprintf("%+v", d.Status)
+	})
+}
+
+func TestSimulatedOutcomes(t *testing.T) {
+	_, c := client(t)
+	ctx := context.Background()
+	ns := namespace(t, c, "devtest-outcomes")
+	for _, o := range []string{devcluster.OutcomeNeverReady, devcluster.OutcomeCrashLoop, devcluster.OutcomePullError} {
+		if _, err := c.Clientset.AppsV1().Deployments(ns).Create(ctx, deployment(ns, o, o, ""), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := func(app string) (*corev1.Pod, string) {
+		ps, err := c.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		if err != nil {
+			return nil, err.Error()
+		}
+		if len(ps.Items) != 1 || len(ps.Items[0].Status.ContainerStatuses) != 1 {
+			return nil, fmt.Sprintf("%d pods", len(ps.Items))
+		}
+		p := &ps.Items[0]
+		return p, fmt.Sprintf("phase %s, container %+v", p.Status.Phase, p.Status.ContainerStatuses[0].State)
+	}
+	t.Run("never-ready stays unready while Running", func(t *testing.T) {
+		waitFor(t, 60*time.Second, "never-ready pod Running", func() (bool, string) {
+			p, s := pod("never-ready")
+			return p != nil && p.Status.Phase == corev1.PodRunning, s
+		})
+		time.Sleep(5 * time.Second) // give any stray stage time to make it Ready
+		p, s := pod("never-ready")
+		if p == nil || p.Status.ContainerStatuses[0].Ready || podReady(p) {
+			t.Fatalf("never-ready pod became ready: %s", s)
+		}
+	})
+	t.Run("crashloop shows CrashLoopBackOff with restarts rising", func(t *testing.T) {
+		var first int32
+		waitFor(t, 60*time.Second, "crashloop pod in CrashLoopBackOff", func() (bool, string) {
+			p, s := pod("crashloop")
+			if p == nil || p.Status.ContainerStatuses[0].State.Waiting == nil {
+				return false, s
+			}
+			first = p.Status.ContainerStatuses[0].RestartCount
+			return p.Status.ContainerStatuses[0].State.Waiting.Reason == "CrashLoopBackOff", s
+		})
+		waitFor(t, 30*time.Second, "crashloop restart count rising", func() (bool, string) {
+			p, s := pod("crashloop")
+			return p != nil && p.Status.ContainerStatuses[0].RestartCount > first, s
+		})
+	})
+	t.Run("pull-error shows ErrImagePull or ImagePullBackOff", func(t *testing.T) {
+		waitFor(t, 60*time.Second, "pull-error pod waiting on its image", func() (bool, string) {
+			p, s := pod("pull-error")
+			if p == nil || p.Status.ContainerStatuses[0].State.Waiting == nil {
+				return false, s
+			}
+			r := p.Status.ContainerStatuses[0].State.Waiting.Reason
+			return r == "ErrImagePull" || r == "ImagePullBackOff", s
+		})
+	})
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
