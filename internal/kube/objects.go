@@ -1,0 +1,231 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Key names one object: kind, namespace and name.
+type Key struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (k Key) String() string { return k.Kind + " " + qualified(k.Namespace, k.Name) }
+
+// KeyOf returns the key of obj.
+func KeyOf(obj *unstructured.Unstructured) Key {
+	return Key{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// ManagedKinds are the namespaced kinds slipway makes, in apply order.
+var ManagedKinds = []schema.GroupVersionKind{
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
+	{Version: "v1", Kind: "ServiceAccount"},
+	{Version: "v1", Kind: "PersistentVolumeClaim"},
+	{Version: "v1", Kind: "Service"},
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+}
+
+// IsUnreachable reports whether err means the API server could not be reached at all.
+func IsUnreachable(err error) bool {
+	var se *apierrors.StatusError
+	return err != nil && !errors.As(err, &se)
+}
+
+// Ping asks the server for its version: the cheapest proof that it is reachable and that the
+// credentials work.
+func (c *Client) Ping(ctx context.Context) (string, error) {
+	v, err := c.Clientset.Discovery().ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("cluster %s: unreachable: %w", c.Config.Host, err)
+	}
+	return v.GitVersion, nil
+}
+
+// RuntimeClassExists reports whether the RuntimeClass name exists.
+func (c *Client) RuntimeClassExists(ctx context.Context, name string) (bool, error) {
+	_, err := c.Clientset.NodeV1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("runtimeclass %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// Namespace returns the namespace ns as unstructured, or nil when it does not exist.
+func (c *Client) Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
+	u, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", ns, err)
+	}
+	return u, nil
+}
+
+// ListManaged lists the objects of ManagedKinds in ns that carry selector (one LIST per kind).
+func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[Key]*unstructured.Unstructured, error) {
+	out := map[Key]*unstructured.Unstructured{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(ManagedKinds))
+	for i, gvk := range ManagedKinds {
+		wg.Go(func() {
+			ri, err := c.resourceFor(gvk, ns)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+			if err != nil {
+				errs[i] = fmt.Errorf("list %s in %s: %w", gvk.Kind, ns, err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i := range list.Items {
+				u := &list.Items[i]
+				u.SetGroupVersionKind(gvk)
+				out[KeyOf(u)] = u
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// Delete deletes the object k (background propagation); a missing object is no error.
+func (c *Client) Delete(ctx context.Context, k Key) error {
+	gvk, err := gvkOf(k.Kind)
+	if err != nil {
+		return err
+	}
+	ri, err := c.resourceFor(gvk, k.Namespace)
+	if err != nil {
+		return err
+	}
+	bg := metav1.DeletePropagationBackground
+	err = ri.Delete(ctx, k.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s: delete: %w", k, err)
+	}
+	return nil
+}
+
+func gvkOf(kind string) (schema.GroupVersionKind, error) {
+	for _, g := range ManagedKinds {
+		if g.Kind == kind {
+			return g, nil
+		}
+	}
+	if kind == "Namespace" {
+		return schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, nil
+	}
+	return schema.GroupVersionKind{}, fmt.Errorf("kind %s: not one slipway manages", kind)
+}
+
+// DeleteNamespaceAndWait deletes ns and waits (watching) until it is gone.
+func (c *Client) DeleteNamespaceAndWait(ctx context.Context, ns string) error {
+	nsc := c.Clientset.CoreV1().Namespaces()
+	err := nsc.Delete(ctx, ns, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("namespace %s: delete: %w", ns, err)
+	}
+	for {
+		cur, err := nsc.Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("namespace %s: %w", ns, err)
+		}
+		w, err := nsc.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + ns, ResourceVersion: cur.ResourceVersion})
+		if err != nil {
+			return fmt.Errorf("namespace %s: watch: %w", ns, err)
+		}
+		gone := false
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				gone = true
+				break
+			}
+		}
+		w.Stop()
+		if gone {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("namespace %s: waiting for deletion: %w", ns, ctx.Err())
+		}
+	}
+}
+
+// Scale sets the replicas of Deployment ns/name. It uses its own field manager: a partial
+// apply under "slipway" would drop every other field slipway owns. The next full apply takes
+// the field back.
+func (c *Client) Scale(ctx context.Context, ns, name string, replicas int32) error {
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	_, err := c.Clientset.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, []byte(patch),
+		metav1.PatchOptions{FieldManager: FieldManager + "-scale"})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: scale to %d: %w", ns, name, replicas, err)
+	}
+	return nil
+}
+
+// PodLogTail returns the last n lines of a container's log, or "" when the API does not serve
+// them (as with simulated nodes); it never blocks a rollout report for long.
+func (c *Client) PodLogTail(ctx context.Context, ns, pod, container string, n int64) string {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	rc, err := c.Clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &n}).Stream(ctx)
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, 64<<10))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(string(b), "\n")
+}
+
+// DeploymentTemplate returns the live pod template and replicas of Deployment ns/name.
+func (c *Client) Deployment(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {
+	d, err := c.Clientset.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s: %w", ns, name, err)
+	}
+	return d, nil
+}
+
+// IsImmutableFieldError reports whether an apply failed because it changes an immutable field,
+// which only a delete and re-create can do.
+func IsImmutableFieldError(err error) bool {
+	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable")
+}
