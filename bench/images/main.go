@@ -101,9 +101,8 @@ func main() {
 
 		t0 = time.Now()
 		cmd := exec.Command(crane, "append", "--insecure", "-f", tarPath, "-t", image.Repository(*reg, ns, "crane")+":latest")
-		cmd.Stderr = os.Stderr
-		if out, err := cmd.Output(); err != nil {
-			log.Fatalf("crane append: %v (%s)", err, out)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			log.Fatalf("crane append: %v\n%s", err, out)
 		}
 		cr := time.Since(t0)
 		ratio := slip.Seconds() / cr.Seconds()
