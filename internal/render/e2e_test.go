@@ -177,6 +177,11 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 		t.Fatalf("kubectl apply -k: %v\n%s", err, out)
 	} else {
 		t.Logf("kubectl apply -k:\n%s", out)
+		// The package keeps slipway's order (sortOptions fifo): policies before Deployments.
+		deny, deploy := bytes.Index(out, []byte("networkpolicy.networking.k8s.io/default-deny")), bytes.Index(out, []byte("deployment.apps/"))
+		if deny < 0 || deploy < 0 || deny > deploy {
+			t.Error("kubectl apply -k did not apply the NetworkPolicies before the Deployments")
+		}
 	}
 	waitReady(t, ctx, c, ns)
 }

@@ -117,7 +117,9 @@ func WritePackage(dir string, objs []Object) error {
 	files := make(map[string]bool, len(objs))
 	var k bytes.Buffer
 	k.WriteString(kustomizationHeader)
-	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	// fifo keeps slipway's apply order (policies before Deployments, FR-010) instead of
+	// kustomize's own order by kind.
+	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nsortOptions:\n  order: fifo\nresources:\n")
 	for i, o := range objs {
 		name := FileName(o)
 		if files[name] {
