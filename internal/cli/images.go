@@ -210,7 +210,7 @@ func (p *pushPrinter) event(e image.Event) {
 	case image.EventExists:
 		msg = "in the registry already: " + e.Digest
 	case image.EventProgress:
-		msg = fmt.Sprintf("pushing %s of %s", mib(e.Done), mib(e.Total))
+		msg = fmt.Sprintf("pushing %s of %s", size(e.Done), size(e.Total))
 	case image.EventPushed:
 		msg = "pushed " + e.Digest
 	default:
@@ -219,4 +219,12 @@ func (p *pushPrinter) event(e image.Event) {
 	fmt.Fprintf(p.w, "%s image %s: %s\n", time.Now().Format("15:04:05"), e.Name, msg)
 }
 
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -89,12 +89,15 @@ func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(Event)
 	}
 	var mu sync.Mutex
 	var last time.Time
+	var lastDone int64 = -1
 	progress := func(done, total int64) {
 		mu.Lock()
 		now := time.Now()
-		send := done == total || now.Sub(last) >= progressInterval
+		// The uploader reports every read and repeats the total as blobs are counted in;
+		// a printer wants a change, at a bounded rate, and always the last one.
+		send := total > 0 && done != lastDone && (done == total || now.Sub(last) >= progressInterval)
 		if send {
-			last = now
+			last, lastDone = now, done
 		}
 		mu.Unlock()
 		if send {
