@@ -62,7 +62,7 @@ func (b *LocalBuilder) Build(ctx context.Context, src Source) (v1.Image, []strin
 	}
 	switch {
 	case src.Rootfs != "":
-		return buildRootfs(src, epoch)
+		return buildRootfs(ctx, src, epoch)
 	case src.Archive != "":
 		img, err := loadArchive(src.Archive)
 		if err != nil {
@@ -113,7 +113,7 @@ type history struct {
 	CreatedBy string `json:"created_by"`
 }
 
-func buildRootfs(src Source, epoch time.Time) (v1.Image, []string, error) {
+func buildRootfs(ctx context.Context, src Source, epoch time.Time) (v1.Image, []string, error) {
 	fi, err := os.Stat(src.Rootfs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
@@ -126,7 +126,7 @@ func buildRootfs(src Source, epoch time.Time) (v1.Image, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
 	}
-	layer, warnings, err := newLazyLayer("rootfs "+src.Rootfs, rootfsTar(root, epoch))
+	layer, warnings, err := newLazyLayer(ctx, "rootfs "+src.Rootfs, rootfsTar(root, epoch))
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -215,7 +215,7 @@ func (b *LocalBuilder) buildBase(ctx context.Context, src Source, epoch time.Tim
 	}
 	var warnings []string
 	if len(src.Add) > 0 {
-		layer, w, err := newLazyLayer("add to "+src.Base, addTar(src.Add, epoch))
+		layer, w, err := newLazyLayer(ctx, "add to "+src.Base, addTar(src.Add, epoch))
 		warnings = w
 		if err != nil {
 			return nil, warnings, err

@@ -3,6 +3,7 @@ package image
 import (
 	"archive/tar"
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -48,9 +49,10 @@ type lazyLayer struct {
 var _ v1.Layer = (*lazyLayer)(nil)
 
 // newLazyLayer runs the hashing pass of src and returns the layer and the warnings of src.
-func newLazyLayer(what string, src tarSource) (*lazyLayer, []string, error) {
+// Cancelling ctx stops the pass.
+func newLazyLayer(ctx context.Context, what string, src tarSource) (*lazyLayer, []string, error) {
 	h := sha256.New()
-	bw := bufio.NewWriterSize(h, 1<<20)
+	bw := bufio.NewWriterSize(ctxWriter{ctx, h}, 1<<20)
 	warnings, err := src(bw)
 	if err == nil {
 		err = bw.Flush()
@@ -59,6 +61,19 @@ func newLazyLayer(what string, src tarSource) (*lazyLayer, []string, error) {
 		return nil, warnings, err
 	}
 	return &lazyLayer{what: what, src: src, diffID: hashOf(h)}, warnings, nil
+}
+
+// ctxWriter fails writes once ctx is done, so a long pass over a tree can be interrupted.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 func hashOf(h hash.Hash) v1.Hash {
