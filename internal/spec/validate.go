@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -56,11 +55,21 @@ func roleObjects(n *Node, r *Role) []derived {
 
 // validate checks what holds across fields and across nodes, once defaults are merged.
 func (d *decoder) validate(g *Group) {
-	type owner struct{ path, what string }
+	// owner is who made a name first: a node, or a role of a node.
+	type owner struct{ path, node, role string }
+	describe := func(o owner) string {
+		switch {
+		case o.node == "":
+			return "the group's default-deny policy"
+		case o.role == "":
+			return "node " + o.node
+		}
+		return "role " + o.role + " of node " + o.node
+	}
 	// Claimed names per kind; `default-deny` is the group's own policy.
-	taken := map[derived]owner{{"NetworkPolicy", DefaultDenyPolicy}: {"", "the group's default-deny policy"}}
-	claim := func(path, who string, objs []derived) {
-		reported := map[string]bool{}
+	taken := make(map[derived]owner, 1+len(g.Nodes)*8)
+	taken[derived{"NetworkPolicy", DefaultDenyPolicy}] = owner{}
+	claim := func(who owner, objs []derived) {
 		var longest derived
 		for _, o := range objs {
 			if len(o.name) > len(longest.name) {
@@ -68,24 +77,25 @@ func (d *decoder) validate(g *Group) {
 			}
 		}
 		if len(longest.name) > 63 {
-			d.errPath(path, "name %q of its %s is %d characters, more than 63", longest.name, longest.kind, len(longest.name))
+			d.errPath(who.path, "name %q of its %s is %d characters, more than 63", longest.name, longest.kind, len(longest.name))
 		}
+		var reported []string // one error per pair of owners, not one per kind
 		for _, o := range objs {
-			if first, ok := taken[o]; ok && first.path != path {
-				if !reported[first.path] {
-					reported[first.path] = true
-					d.errPath(path, "%s %s collides with the one of %s", o.kind, o.name, first.what)
+			if first, ok := taken[o]; ok && first.path != who.path {
+				if !slices.Contains(reported, first.path) {
+					reported = append(reported, first.path)
+					d.errPath(who.path, "%s %s collides with the one of %s", o.kind, o.name, describe(first))
 				}
 				continue
 			}
-			taken[o] = owner{path, who}
+			taken[o] = who
 		}
 	}
 	for _, n := range g.Nodes {
 		path := "nodes." + n.Name
-		claim(path, "node "+n.Name, nodeObjects(n))
+		claim(owner{path, n.Name, ""}, nodeObjects(n))
 		for _, r := range n.Roles {
-			claim(path+".roles."+r.Name, fmt.Sprintf("role %s of node %s", r.Name, n.Name), roleObjects(n, r))
+			claim(owner{path + ".roles." + r.Name, n.Name, r.Name}, roleObjects(n, r))
 		}
 		d.validateNode(n, path)
 	}
