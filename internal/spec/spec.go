@@ -3,6 +3,12 @@
 // path), merges each node with the file's `defaults:`, and validates every rule of §3,
 // reporting all errors at once as Errors.
 //
+// Defaults: a node takes each field it lacks from `defaults:`; env, state, firewall and
+// resources (requests, limits) merge key by key, every other field (image, readiness, roles,
+// lists) is taken whole. A problem of a default value is reported once, at `defaults.…`; a rule
+// across fields (a published port not served) is checked per node, at the node's path and the
+// line where the value was written.
+//
 // It is pure apart from reading the file and checking that the image paths it names exist:
 // it talks to no cluster and no registry. A *Group it returns is valid and complete (defaults
 // applied, image paths absolute), so later stages (render, plan) need not check it again.
