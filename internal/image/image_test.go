@@ -492,6 +492,26 @@ func TestArchivesKeepTheirDigest(t *testing.T) {
 	oci := filepath.Join(dir, "oci.tar")
 	tarDir(t, ociDir, oci)
 
+	// As buildx writes it: index.json names an index of platform images; amd64 is not first.
+	other, err := random.Image(100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: other, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
+		mutate.IndexAddendum{Add: orig, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+	)
+	multiDir := filepath.Join(dir, "multi")
+	mp, err := layout.Write(multiDir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mp.AppendIndex(multi); err != nil {
+		t.Fatal(err)
+	}
+	multiTar := filepath.Join(dir, "multi.tar")
+	tarDir(t, multiDir, multiTar)
+
 	want, err := orig.Digest()
 	if err != nil {
 		t.Fatal(err)
@@ -500,7 +520,7 @@ func TestArchivesKeepTheirDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, path string }{{"docker-archive", docker}, {"oci-layout", oci}} {
+	for _, tc := range []struct{ name, path string }{{"docker-archive", docker}, {"oci-layout", oci}, {"oci-layout-index", multiTar}} {
 		t.Run(tc.name, func(t *testing.T) {
 			job := Job{Name: tc.name, Repository: Repository(reg, ns, tc.name), Source: Source{Archive: tc.path}}
 			res, err := Push(context.Background(), NewBuilder(opts), pub, job, nil)
