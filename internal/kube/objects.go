@@ -229,3 +229,31 @@ func (c *Client) Deployment(ctx context.Context, ns, name string) (*appsv1.Deplo
 func IsImmutableFieldError(err error) bool {
 	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable")
 }
+
+// WaitGone waits until object k no longer exists (a replace deletes before it creates).
+func (c *Client) WaitGone(ctx context.Context, k Key, limit time.Duration) error {
+	gvk, err := gvkOf(k.Kind)
+	if err != nil {
+		return err
+	}
+	ri, err := c.resourceFor(gvk, k.Namespace)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		_, err := ri.Get(ctx, k.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s: still there %s after its deletion", k, limit)
+}

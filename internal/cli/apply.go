@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/ui"
+)
+
+func init() { register(newApplyCmd) }
+
+func newApplyCmd(g *Globals) *cobra.Command {
+	var yes bool
+	var lockTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "apply [PLAN_FILE]",
+		Short: "Plan, then push, apply, wait for each rollout and roll back a failed one",
+		Long: "apply plans (or takes a plan saved with `plan -out`), then per node pushes its images, applies its\n" +
+			"policies, account, claim and Services, stops its roles, rolls its Deployment out and waits for it,\n" +
+			"sets it back to the previous image when the new pod does not become ready, starts its roles again,\n" +
+			"and removes what left the group. A saved plan is refused when the state or the cluster moved.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			var saved *plan.Plan
+			if len(args) == 1 {
+				var err error
+				if saved, err = plan.Read(args[0]); err != nil {
+					return err
+				}
+			}
+			ctx := cmd.Context()
+			s, err := openSession(ctx, g, true, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer s.printer.Close()
+			if saved != nil && (saved.Group != s.group.Name || saved.Namespace != s.ns) {
+				return fmt.Errorf("plan %s is for group %s in namespace %s, not %s in %s", args[0], saved.Group, saved.Namespace, s.group.Name, s.ns)
+			}
+			return withLock(ctx, g, s.backend, "apply", lockTimeout, func(ctx context.Context) error {
+				p := saved
+				if p == nil {
+					var err error
+					if p, err = s.engine.Plan(ctx, s.target); err != nil {
+						return err
+					}
+				} else {
+					if err := s.engine.CheckFresh(ctx, p, s.target); err != nil {
+						return err
+					}
+					// The images are built again (they are reproducible) and must come out as planned.
+					fresh, err := s.engine.Plan(ctx, s.target)
+					if err != nil {
+						return err
+					}
+					if err := samePlan(p, fresh); err != nil {
+						return err
+					}
+					// Apply the saved plan itself: its objects and machine IDs are what was shown.
+				}
+				if p.HasChanges() && g.Output != "json" {
+					s.printer.Close()
+					ui.Plan(cmd.ErrOrStderr(), p)
+					s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					s.engine.SetEmit(s.printer.Event)
+					if saved == nil {
+						if err := confirm(yes, "apply", "Apply these changes to group "+p.Group, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+							return err
+						}
+					}
+				}
+				err := s.engine.Apply(ctx, p, s.target)
+				if err == nil && g.Output != "json" {
+					s.printer.Close()
+					s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					c := p.Counts()
+					if p.HasChanges() {
+						fmt.Fprintf(cmd.OutOrStdout(), "Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted.\n",
+							c.Push, c.Create, c.Update, c.Replace, c.Delete)
+					} else {
+						fmt.Fprintln(cmd.OutOrStdout(), "No changes.")
+					}
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "apply without asking (required without a terminal)")
+	addLockTimeoutFlag(cmd.Flags(), &lockTimeout)
+	return cmd
+}
+
+// samePlan checks that a plan made now does what the saved one said.
+func samePlan(saved, fresh *plan.Plan) error {
+	digests := map[string]string{}
+	for _, im := range fresh.Images {
+		digests[im.Name] = im.Digest
+	}
+	for _, im := range saved.Images {
+		if digests[im.Name] != im.Digest {
+			return fmt.Errorf("saved plan: image %s was planned as %s but builds as %s now: plan again", im.Name, im.Digest, digests[im.Name])
+		}
+	}
+	if saved.Counts() != fresh.Counts() {
+		return fmt.Errorf("saved plan: the cluster or the group file changed since the plan was made (%+v planned, %+v now): plan again", saved.Counts(), fresh.Counts())
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/ui"
+)
+
+func init() { register(newPlanCmd) }
+
+func newPlanCmd(g *Globals) *cobra.Command {
+	var detailed bool
+	var out string
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what apply would do; push nothing, change nothing",
+		Long: "plan builds the images (to know their digests), asks the registry which it lacks, reads the state and\n" +
+			"the cluster, and prints per node the images to push and each object to create, update, replace or\n" +
+			"delete, destructive ones marked. It writes nothing to the registry, the cluster or the state.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			s, err := openSession(cmd.Context(), g, true, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			p, err := s.engine.Plan(cmd.Context(), s.target)
+			s.printer.Close()
+			if err != nil {
+				return err
+			}
+			if g.Output == "json" {
+				err = ui.PlanJSON(cmd.OutOrStdout(), p)
+			} else {
+				ui.Plan(cmd.OutOrStdout(), p)
+			}
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := p.Write(out); err != nil {
+					return err
+				}
+				cmd.PrintErrf("plan saved to %s: apply it with `slipway apply %s`\n", out, out)
+			}
+			if detailed && p.HasChanges() {
+				return withExitCode(ExitChanges, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
+	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE for `slipway apply FILE`")
+	return cmd
+}

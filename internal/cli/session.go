@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+
+	"slipway.dev/slipway/internal/engine"
+	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/ui"
+)
+
+func init() {
+	exitClassifiers = append(exitClassifiers, func(err error) (int, bool) {
+		var se *engine.StalePlanError
+		if errors.As(err, &se) {
+			return ExitError, true
+		}
+		return 0, false
+	})
+}
+
+// session is what the verbs that talk to a cluster share: the group, its namespace, the
+// cluster, the registry, the state and the engine.
+type session struct {
+	g       *Globals
+	group   *spec.Group
+	ns      string
+	kube    *kube.Client
+	backend state.Backend
+	engine  *engine.Engine
+	printer ui.Printer
+	target  engine.Target
+}
+
+// needRegistry returns the registry or the error that names K8S_REGISTRY (FR-008).
+func (g *Globals) needRegistry() (string, error) {
+	r := g.RegistryHost()
+	if r == "" {
+		return "", errors.New("no registry set: set K8S_REGISTRY (or --registry) to the registry node images are pushed to")
+	}
+	return r, nil
+}
+
+// openSession loads the group file and connects. withImages is false for verbs that never
+// build or push (destroy, suspend, resume, status).
+func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stderr io.Writer) (*session, error) {
+	grp, ns, err := loadGroup(g)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{g: g, group: grp, ns: ns}
+	var registry string
+	if withImages {
+		if registry, err = g.needRegistry(); err != nil {
+			return nil, err
+		}
+	}
+	if s.kube, err = kube.New(g.KubeconfigPath(), g.Context); err != nil {
+		return nil, err
+	}
+	if s.backend, err = openState(ctx, g, grp.Name, stderr); err != nil {
+		return nil, err
+	}
+	s.printer = newPrinter(g, stdout, stderr)
+	o := engine.Options{
+		Kube: s.kube, Registry: registry, Parallelism: g.Parallelism, Timeout: g.Timeout,
+		Emit: s.printer.Event,
+	}
+	if withImages {
+		opts := g.imageOptions()
+		o.Builder = image.NewBuilder(opts)
+		if o.Publisher, err = image.NewPublisher(opts); err != nil {
+			return nil, err
+		}
+	}
+	s.engine = engine.New(o)
+	s.target = engine.Target{Group: grp, Namespace: ns, Store: s.backend}
+	if withImages {
+		s.target.Jobs = imageJobs(grp, registry, ns)
+	}
+	return s, nil
+}
+
+// newPrinter picks the progress printer: JSON lines on stdout with -o json, a live view on a
+// terminal, plain lines otherwise.
+func newPrinter(g *Globals, stdout, stderr io.Writer) ui.Printer {
+	if g.Output == "json" {
+		return ui.NewJSON(stdout)
+	}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return ui.NewLive(stderr)
+	}
+	return ui.NewPlain(stderr)
+}
+
+// confirm asks on a terminal unless yes; without a terminal, yes is required (SPEC §2).
+func confirm(yes bool, verb, what string, stdin io.Reader, stderr io.Writer) error {
+	if yes {
+		return nil
+	}
+	f, ok := stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return fmt.Errorf("%s: no terminal to confirm on: pass --yes to %s", verb, what)
+	}
+	fmt.Fprintf(stderr, "%s? Only 'yes' is accepted: ", what)
+	var answer string
+	_, _ = fmt.Fscanln(stdin, &answer)
+	if answer != "yes" {
+		return withExitCode(ExitError, fmt.Errorf("%s: cancelled", verb))
+	}
+	return nil
+}
+
+func checkOutput(g *Globals) error {
+	if g.Output != "text" && g.Output != "json" {
+		return fmt.Errorf("--output %q: want text or json", g.Output)
+	}
+	return nil
+}
+

@@ -1,0 +1,681 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/status"
+)
+
+// NodeError is a node that failed; Apply returns them joined, so every failure is reported.
+type NodeError struct {
+	Node string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return "node " + e.Node + ": " + e.Err.Error() }
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// StalePlanError refuses a saved plan made against another state or cluster.
+type StalePlanError struct{ Msg string }
+
+func (e *StalePlanError) Error() string { return e.Msg }
+
+// recorder keeps the state document of a run and writes it after every step that changed
+// the cluster, so a run killed at any point leaves a state the next run converges from.
+type recorder struct {
+	mu    sync.Mutex
+	store state.Store
+	doc   *state.Document
+}
+
+func (r *recorder) update(ctx context.Context, f func(d *state.Document)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r.doc)
+	if r.store == nil {
+		return nil
+	}
+	// The write must land even when the run is being interrupted: that is the point of it.
+	return r.store.Write(context.WithoutCancel(ctx), r.doc)
+}
+
+func (r *recorder) node(name string) *state.NodeState {
+	ns := r.doc.Nodes[name]
+	if ns == nil {
+		ns = &state.NodeState{}
+		if r.doc.Nodes == nil {
+			r.doc.Nodes = map[string]*state.NodeState{}
+		}
+		r.doc.Nodes[name] = ns
+	}
+	return ns
+}
+
+// CheckFresh refuses a saved plan when the state or a planned object moved since it was made.
+func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
+	doc, err := readState(ctx, t)
+	if err != nil {
+		return err
+	}
+	var serial int64
+	if doc != nil {
+		serial = doc.Serial
+	}
+	if serial != p.StateSerial {
+		return &StalePlanError{fmt.Sprintf("plan for group %s was made at state serial %d, the state is now at %d: plan again", p.Group, p.StateSerial, serial)}
+	}
+	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, render.LabelGroup+"="+p.Group)
+	if err != nil {
+		return err
+	}
+	planned := map[plan.Key]bool{}
+	for _, n := range p.Nodes {
+		for _, c := range n.Changes {
+			planned[c.Key] = true
+			l := live[kube.Key(c.Key)]
+			switch {
+			case c.Action == plan.Create && l != nil:
+				return &StalePlanError{fmt.Sprintf("plan: %s was created since the plan was made: plan again", c.Key)}
+			case c.Action != plan.Create && (l == nil || l.GetResourceVersion() != c.ResourceVersion):
+				return &StalePlanError{fmt.Sprintf("plan: %s changed in the cluster since the plan was made: plan again", c.Key)}
+			}
+		}
+	}
+	// An object the plan left alone must still be as it was: otherwise the plan is not the
+	// truth any more.
+	for _, d := range p.Desired {
+		k := plan.KeyOf(d)
+		if planned[k] || k.Kind == "Namespace" {
+			continue
+		}
+		if l := live[kube.Key(k)]; l == nil || !plan.Subset(d.Object, l.Object) {
+			return &StalePlanError{fmt.Sprintf("plan: %s changed in the cluster since the plan was made: plan again", k)}
+		}
+	}
+	return nil
+}
+
+// Apply carries out p (SPEC §6). Nodes run in parallel, Parallelism at a time; a failed node
+// does not stop the others. The error joins every NodeError.
+func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
+	doc, err := readState(ctx, t)
+	if err != nil {
+		return err
+	}
+	if doc == nil {
+		doc = &state.Document{Group: p.Group}
+	}
+	if doc.Serial != p.StateSerial {
+		return &StalePlanError{fmt.Sprintf("plan for group %s was made at state serial %d, the state is now at %d: plan again", p.Group, p.StateSerial, doc.Serial)}
+	}
+	rec := &recorder{store: t.Store, doc: doc}
+
+	desiredNodes := map[string]bool{}
+	for _, n := range t.Group.Nodes {
+		desiredNodes[n.Name] = true
+	}
+	stateChanged := doc.Namespace != p.Namespace
+	for _, n := range t.Group.Nodes {
+		if s := doc.Nodes[n.Name]; s == nil || s.MachineID != p.MachineIDs[n.Name] {
+			stateChanged = true
+		}
+	}
+	for name := range doc.Nodes {
+		if !desiredNodes[name] {
+			stateChanged = true
+		}
+	}
+	if !p.HasChanges() {
+		if stateChanged {
+			// The cluster is right; only the state lags (a first run that was killed after
+			// its last apply, say): record it without touching the cluster.
+			if err := rec.update(ctx, func(d *state.Document) { e.recordAll(d, p, t) }); err != nil {
+				return err
+			}
+		}
+		e.emit(Event{Phase: PhaseUnchanged, Message: "No changes."})
+		return nil
+	}
+
+	// 1. Images first: a push that fails stops its node before the cluster is touched, and
+	// with every push failing the cluster is left exactly as it was.
+	failed := map[string]error{}
+	var fmu sync.Mutex
+	var toPush []plan.Image
+	for _, im := range p.Images {
+		if im.Push {
+			toPush = append(toPush, im)
+		}
+	}
+	forEach(ctx, e.o.Parallelism, toPush, func(im plan.Image) {
+		if err := e.push(ctx, im); err != nil {
+			fmu.Lock()
+			failed[im.Node] = errors.Join(failed[im.Node], err)
+			fmu.Unlock()
+			e.emit(Event{Node: im.Node, Phase: PhaseFailed, Message: err.Error()})
+		}
+	})
+	if len(failed) > 0 && len(failed) >= len(t.Group.Nodes) {
+		return nodeErrors(failed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("apply interrupted before any change to the cluster: %w", err)
+	}
+
+	rec.mu.Lock()
+	rec.doc.Namespace = p.Namespace
+	rec.mu.Unlock()
+
+	// 2. The namespace and default-deny, before any Deployment (FR-010).
+	byKey := map[plan.Key]*unstructured.Unstructured{}
+	for _, d := range p.Desired {
+		byKey[plan.KeyOf(d)] = d
+	}
+	if g := p.Node(""); g != nil {
+		for _, c := range g.Changes {
+			if c.Action == plan.Delete {
+				continue
+			}
+			if err := e.applyChange(ctx, c, byKey[c.Key]); err != nil {
+				return err
+			}
+		}
+	}
+
+	w, err := e.o.Kube.Watch(ctx, p.Namespace)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+
+	// 3. Each node's own steps.
+	var nodes []string
+	for _, n := range t.Group.Nodes {
+		if failed[n.Name] == nil {
+			nodes = append(nodes, n.Name)
+		}
+	}
+	forEach(ctx, e.o.Parallelism, nodes, func(name string) {
+		err := e.applyNode(ctx, p, t, rec, w, byKey, name)
+		if err != nil {
+			fmu.Lock()
+			failed[name] = err
+			fmu.Unlock()
+			e.emit(Event{Node: name, Phase: PhaseFailed, Message: err.Error()})
+		}
+	})
+
+	// 4. What left the group goes: a removed node's objects, its claim included.
+	var removed []plan.NodePlan
+	for _, np := range p.Nodes {
+		if np.Node != "" && !desiredNodes[np.Node] {
+			removed = append(removed, np)
+		}
+	}
+	forEach(ctx, e.o.Parallelism, removed, func(np plan.NodePlan) {
+		if ctx.Err() != nil {
+			return
+		}
+		e.emit(Event{Node: np.Node, Phase: PhasePrune, Message: fmt.Sprintf("removing %d objects of a node that left the group", len(np.Changes))})
+		if err := e.deleteAll(ctx, np.Changes); err != nil {
+			fmu.Lock()
+			failed[np.Node] = err
+			fmu.Unlock()
+			return
+		}
+		_ = rec.update(ctx, func(d *state.Document) { delete(d.Nodes, np.Node) })
+		e.emit(Event{Node: np.Node, Phase: PhaseDone, Message: "removed"})
+	})
+	if err := ctx.Err(); err != nil && len(failed) == 0 {
+		return fmt.Errorf("apply interrupted: %w", err)
+	}
+	return nodeErrors(failed)
+}
+
+func nodeErrors(failed map[string]error) error {
+	var errs []error
+	for _, n := range slices.Sorted(maps.Keys(failed)) {
+		errs = append(errs, &NodeError{Node: n, Err: failed[n]})
+	}
+	return errors.Join(errs...)
+}
+
+// recordAll writes into d what p says the cluster holds, for a run that changes nothing.
+func (e *Engine) recordAll(d *state.Document, p *plan.Plan, t Target) {
+	d.Namespace = p.Namespace
+	keep := map[string]bool{}
+	for _, n := range t.Group.Nodes {
+		keep[n.Name] = true
+		ns := d.Nodes[n.Name]
+		if ns == nil {
+			ns = &state.NodeState{}
+			if d.Nodes == nil {
+				d.Nodes = map[string]*state.NodeState{}
+			}
+			d.Nodes[n.Name] = ns
+		}
+		e.recordNode(ns, p, n)
+		if ns.Image.Digest != "" && ns.PreviousReady == "" {
+			ns.PreviousReady = ns.Image.Ref + "@" + ns.Image.Digest
+		}
+	}
+	for name := range d.Nodes {
+		if !keep[name] {
+			delete(d.Nodes, name)
+		}
+	}
+}
+
+// recordNode sets the node's machine IDs, image and roles from the plan.
+func (e *Engine) recordNode(ns *state.NodeState, p *plan.Plan, n *spec.Node) {
+	ns.MachineID = p.MachineIDs[n.Name]
+	for _, im := range p.Images {
+		if im.Name == n.Name {
+			ns.Image = imageRecord(im)
+		}
+	}
+	roles := map[string]*state.RoleState{}
+	for _, r := range n.Roles {
+		rs := &state.RoleState{MachineID: p.MachineIDs[spec.RoleMachineIDKey(n.Name, r.Name)], Replicas: r.Replicas}
+		for _, im := range p.Images {
+			if im.Name == spec.RoleObjectName(n.Name, r.Name) {
+				rs.Image = imageRecord(im)
+			}
+		}
+		roles[r.Name] = rs
+	}
+	if len(roles) > 0 {
+		ns.Roles = roles
+	} else {
+		ns.Roles = nil
+	}
+}
+
+func imageRecord(im plan.Image) state.ImageRecord {
+	repo, digest, _ := strings.Cut(im.Digest, "@")
+	_, tag, _ := strings.Cut(strings.TrimPrefix(im.Tag, repo), ":")
+	return state.ImageRecord{Ref: repo, Tag: tag, Digest: digest}
+}
+
+func (e *Engine) push(ctx context.Context, im plan.Image) error {
+	e.mu.Lock()
+	b, ok := e.images[im.Name]
+	e.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("image %s: not built in this run", im.Name)
+	}
+	e.emit(Event{Node: im.Node, Phase: PhasePush, Message: "pushing " + im.Tag})
+	d, err := e.o.Publisher.Publish(ctx, im.Tag, b.img, func(done, total int64) {
+		e.emit(Event{Node: im.Node, Phase: PhasePush, Image: &image.Event{Name: im.Name, Kind: image.EventProgress, Ref: im.Tag, Done: done, Total: total}})
+	})
+	if err != nil {
+		return fmt.Errorf("image %s: push %s: %w", im.Name, im.Tag, err)
+	}
+	if d.String() != im.Digest {
+		return fmt.Errorf("image %s: the registry returned %s for %s, the plan expected %s", im.Name, d, im.Tag, im.Digest)
+	}
+	e.emit(Event{Node: im.Node, Phase: PhasePush, Message: "pushed " + d.String()})
+	return nil
+}
+
+// applyChange creates, updates or replaces one object (not a delete).
+func (e *Engine) applyChange(ctx context.Context, c plan.Change, obj *unstructured.Unstructured) error {
+	if obj == nil {
+		return fmt.Errorf("%s: not in the plan's objects", c.Key)
+	}
+	ctx = context.WithoutCancel(ctx) // one API call: let it finish
+	if c.Action == plan.Replace {
+		if err := e.o.Kube.Delete(ctx, kube.Key(c.Key)); err != nil {
+			return err
+		}
+		if err := e.o.Kube.WaitGone(ctx, kube.Key(c.Key), 2*time.Minute); err != nil {
+			return err
+		}
+	}
+	_, err := e.o.Kube.Apply(ctx, obj, kube.ApplyOptions{Force: true})
+	return err
+}
+
+// deleteAll deletes changes in reverse apply order: Deployments first, the claim last.
+func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
+	order := map[string]int{"Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
+	cs := slices.Clone(changes)
+	slices.SortStableFunc(cs, func(a, b plan.Change) int { return order[a.Key.Kind] - order[b.Key.Kind] })
+	var errs []error
+	for _, c := range cs {
+		if c.Action == plan.Delete {
+			errs = append(errs, e.o.Kube.Delete(context.WithoutCancel(ctx), kube.Key(c.Key)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// applyNode runs SPEC §6 steps 2–8 for one node.
+func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *recorder, w *kube.Watch, byKey map[plan.Key]*unstructured.Unstructured, name string) error {
+	n := t.Group.Node(name)
+	np := p.Node(name)
+	record := func() error {
+		return rec.update(ctx, func(d *state.Document) {
+			ns := rec.node(name)
+			prevImage := ns.Image
+			e.recordNode(ns, p, n)
+			// Until the rollout says otherwise, the image that became ready is the old one.
+			if ns.PreviousReady == "" && prevImage.Digest != "" {
+				ns.PreviousReady = prevImage.Ref + "@" + prevImage.Digest
+			}
+			ns.Suspended = p.Suspended
+		})
+	}
+	if np == nil || len(np.Changes) == 0 {
+		e.emit(Event{Node: name, Phase: PhaseUnchanged, Ready: 1, Desired: 1})
+		return record()
+	}
+	mainKey := plan.Key{Kind: "Deployment", Namespace: p.Namespace, Name: name}
+	roleKeys := map[string]plan.Key{}
+	for _, r := range n.Roles {
+		roleKeys[r.Name] = plan.Key{Kind: "Deployment", Namespace: p.Namespace, Name: spec.RoleObjectName(name, r.Name)}
+	}
+	isDeployment := func(k plan.Key) bool { return k.Kind == "Deployment" }
+
+	// Steps 2–3: the node's policies, account, claim and Services.
+	e.emit(Event{Node: name, Phase: PhaseApply, Message: "policies, account, claim, services"})
+	for _, c := range np.Changes {
+		if c.Action == plan.Delete || isDeployment(c.Key) {
+			continue
+		}
+		if err := e.applyChange(ctx, c, byKey[c.Key]); err != nil {
+			return err
+		}
+	}
+	if err := record(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted after its policies and claim: %w", err)
+	}
+
+	mainChange := p.Change(mainKey)
+	imageChanges := mainChange != nil && (mainChange.Action == plan.Create || diffTouches(mainChange.Diff, ".image"))
+	suspended := p.Suspended
+
+	// Step 4: roles running the node's image stop before that image changes (FR-006a); a
+	// service role stops before its own image changes.
+	var stopped []string
+	for _, r := range n.Roles {
+		k := roleKeys[r.Name]
+		rc := p.Change(k)
+		if rc == nil || rc.Action == plan.Create {
+			continue
+		}
+		if (r.Service == nil && imageChanges && mainChange.Action != plan.Create) || (r.Service != nil && diffTouches(rc.Diff, ".image")) {
+			stopped = append(stopped, r.Name)
+		}
+	}
+	if mainChange != nil && mainChange.Action != plan.Create && imageChanges {
+		for _, r := range n.Roles {
+			if r.Service == nil && p.Change(roleKeys[r.Name]) == nil && !slices.Contains(stopped, r.Name) {
+				stopped = append(stopped, r.Name) // unchanged role on the node's image
+			}
+		}
+	}
+	slices.Sort(stopped)
+	for _, r := range stopped {
+		k := roleKeys[r]
+		e.emit(Event{Node: name, Phase: PhaseStopRoles, Message: "role " + r + ": to 0 replicas before the image changes"})
+		if err := e.scaleAndWait(ctx, w, k, 0); err != nil {
+			return fmt.Errorf("role %s: stop: %w", r, err)
+		}
+	}
+
+	// Steps 5–6: the main Deployment, its rollout, and the way back.
+	if mainChange != nil {
+		if err := e.rollout(ctx, p, rec, w, n, mainChange, byKey[mainKey]); err != nil {
+			return err
+		}
+	}
+
+	// Step 7: roles back to their replicas (and new or changed roles applied).
+	for _, r := range n.Roles {
+		k := roleKeys[r.Name]
+		rc := p.Change(k)
+		if rc == nil && !slices.Contains(stopped, r.Name) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted before starting role %s: %w", r.Name, err)
+		}
+		replicas := r.Replicas
+		if suspended {
+			replicas = 0
+		}
+		e.emit(Event{Node: name, Phase: PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", r.Name, replicas), Desired: replicas})
+		if _, err := e.o.Kube.Apply(context.WithoutCancel(ctx), byKey[k], kube.ApplyOptions{Force: true}); err != nil {
+			return fmt.Errorf("role %s: %w", r.Name, err)
+		}
+		res := e.wait(ctx, w, k, time.Now(), e.rolloutLimit(n), name, status.Rollout)
+		if res.Phase != status.Ready {
+			_ = e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, 0)
+			e.emit(Event{Node: name, Phase: PhaseStartRoles, Message: "role " + r.Name + ": back to 0 replicas"})
+			return fmt.Errorf("role %s did not become ready (%s); it is back at 0 replicas, the node keeps its new image, and the next apply starts it again", r.Name, res.Message)
+		}
+	}
+
+	// Step 8: objects of roles that left the node.
+	var gone []plan.Change
+	for _, c := range np.Changes {
+		if c.Action == plan.Delete {
+			gone = append(gone, c)
+		}
+	}
+	if len(gone) > 0 {
+		e.emit(Event{Node: name, Phase: PhasePrune, Message: fmt.Sprintf("removing %d objects that left the group", len(gone))})
+		if err := e.deleteAll(ctx, gone); err != nil {
+			return err
+		}
+	}
+	if err := record(); err != nil {
+		return err
+	}
+	e.emit(Event{Node: name, Phase: PhaseDone, Ready: 1, Desired: 1})
+	return nil
+}
+
+// diffTouches reports whether a field diff touches a path ending in suffix.
+func diffTouches(diff []plan.FieldDiff, suffix string) bool {
+	for _, d := range diff {
+		if strings.HasSuffix(d.Path, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// scaleAndWait sets a Deployment's replicas and waits until its pods match (0: all gone).
+func (e *Engine) scaleAndWait(ctx context.Context, w *kube.Watch, k plan.Key, replicas int32) error {
+	if err := e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas); err != nil {
+		return err
+	}
+	check := status.Rollout
+	if replicas == 0 {
+		check = status.ScaledDown
+	}
+	res := e.wait(ctx, w, k, time.Now(), 5*time.Minute, "", check)
+	if res.Phase != status.Ready {
+		return errors.New(res.Message)
+	}
+	return nil
+}
+
+// wait follows Deployment k in the watch cache until check says Ready or Failed, ctx ends, or
+// the limit passes (check decides what the limit means).
+func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, since time.Time, limit time.Duration, node string, check func(status.Input) status.Result) status.Result {
+	var last status.Result
+	tick := time.NewTicker(time.Second) // time passes even when nothing changes: limits, grace
+	defer tick.Stop()
+	for {
+		changed := w.Changed()
+		dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
+		res := check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
+			Now: time.Now(), Since: since, Limit: limit})
+		if node != "" && (res.Ready != last.Ready || res.Desired != last.Desired || res.Phase != last.Phase) {
+			e.emit(Event{Node: node, Phase: PhaseRollout, Message: k.Name + ": " + string(res.Phase), Ready: res.Ready, Desired: res.Desired})
+		}
+		last = res
+		if res.Phase != status.Progressing {
+			return res
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-ctx.Done():
+			return status.Result{Phase: status.Failed, Reason: "Interrupted", Message: k.String() + ": interrupted while waiting for the rollout"}
+		}
+	}
+}
+
+// rollout applies the node's Deployment and follows it; on failure it sets the Deployment
+// back to the last pod template that became ready and fails with the reason (SPEC §6 step 6).
+func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *kube.Watch, n *spec.Node, c *plan.Change, obj *unstructured.Unstructured) error {
+	k := c.Key
+	// The template to go back to: the live one, if it was running ready when we started.
+	var prev *appsv1.Deployment
+	if live, _, _, _ := w.Deployment(k.Namespace, k.Name); live != nil && wasReady(live) {
+		prev = live
+	}
+	limit := e.rolloutLimit(n)
+	newImage := containerImage(obj, render.ContainerNode)
+	e.emit(Event{Node: n.Name, Phase: PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, limit), Desired: 1})
+	since := time.Now()
+	if err := e.applyChange(ctx, *c, obj); err != nil {
+		return err
+	}
+	res := e.wait(ctx, w, k, since, limit, n.Name, status.Rollout)
+	if res.Phase == status.Ready {
+		return rec.update(ctx, func(d *state.Document) {
+			ns := rec.node(n.Name)
+			ns.PreviousReady = newImage
+			ns.LastRollout = &state.Rollout{Result: state.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(newImage)}
+		})
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("deployment %s: rollout interrupted; the next apply follows it again", k.Name)
+	}
+	report := e.failureReport(ctx, w, k, res)
+	if prev == nil {
+		_ = rec.update(ctx, func(d *state.Document) {
+			rec.node(n.Name).LastRollout = &state.Rollout{Result: state.RolloutFailed, Time: time.Now().UTC(), Message: res.Reason + ": " + res.Message, Digest: digestOf(newImage)}
+		})
+		return fmt.Errorf("deployment %s: rollout failed: %s; nothing to roll back to (no earlier template became ready)%s", k.Name, res.Message, report)
+	}
+	oldImage := firstImage(prev.Spec.Template.Spec.Containers)
+	e.emit(Event{Node: n.Name, Phase: PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s", k.Name, res.Reason, digestOf(oldImage))})
+	back := rollbackObject(prev)
+	if _, err := e.o.Kube.Apply(context.WithoutCancel(ctx), back, kube.ApplyOptions{Force: true}); err != nil {
+		return fmt.Errorf("deployment %s: rollout failed (%s) and the rollback failed too: %w%s", k.Name, res.Message, err, report)
+	}
+	// The way back has its own time budget, not what is left of the first.
+	back2 := e.wait(context.WithoutCancel(ctx), w, k, time.Now(), limit, n.Name, status.Rollout)
+	msg := fmt.Sprintf("%s: %s", res.Reason, res.Message)
+	_ = rec.update(ctx, func(d *state.Document) {
+		ns := rec.node(n.Name)
+		ns.PreviousReady = oldImage
+		ns.LastRollout = &state.Rollout{Result: state.RolloutRolledBack, Time: time.Now().UTC(), Message: msg, Digest: digestOf(oldImage)}
+	})
+	if back2.Phase != status.Ready {
+		return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s, but that did not become ready either: %s%s", k.Name, res.Message, digestOf(oldImage), back2.Message, report)
+	}
+	return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s", k.Name, res.Message, digestOf(oldImage), report)
+}
+
+// failureReport is the pod's recent events and last log lines, for the operator.
+func (e *Engine) failureReport(ctx context.Context, w *kube.Watch, k plan.Key, res status.Result) string {
+	dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
+	var b strings.Builder
+	if res.Pod != "" {
+		lines := status.Events(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs, Now: time.Now()}, res.Pod, 10)
+		if len(lines) > 0 {
+			fmt.Fprintf(&b, "\n  events of pod %s:\n    %s", res.Pod, strings.Join(lines, "\n    "))
+		}
+		container := render.ContainerNode
+		for _, p := range pods {
+			if p.Name == res.Pod && len(p.Spec.Containers) > 0 {
+				container = p.Spec.Containers[0].Name
+			}
+		}
+		if logs := e.o.Kube.PodLogTail(context.WithoutCancel(ctx), k.Namespace, res.Pod, container, 20); logs != "" {
+			fmt.Fprintf(&b, "\n  last log lines of pod %s:\n    %s", res.Pod, strings.ReplaceAll(logs, "\n", "\n    "))
+		}
+	}
+	return b.String()
+}
+
+// wasReady reports whether a Deployment had all its replicas ready on its current template.
+func wasReady(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	return want > 0 && d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas == want && d.Status.ReadyReplicas == want && d.Status.Replicas == want
+}
+
+// rollbackObject is an apply configuration that puts the previous pod template back, with
+// slipway's labels and strategy, so the apply owns exactly what it owned before.
+func rollbackObject(prev *appsv1.Deployment) *appsv1.Deployment {
+	tmpl := prev.Spec.Template.DeepCopy()
+	delete(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	return &appsv1.Deployment{
+		TypeMeta:   deploymentTypeMeta,
+		ObjectMeta: metav1ObjectMeta(prev.Name, prev.Namespace, prev.Labels),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: prev.Spec.Replicas,
+			Selector: prev.Spec.Selector,
+			Strategy: prev.Spec.Strategy,
+			Template: *tmpl,
+		},
+	}
+}
+
+func firstImage(cs []corev1.Container) string {
+	for _, c := range cs {
+		if c.Name == render.ContainerNode || c.Name == render.ContainerService {
+			return c.Image
+		}
+	}
+	if len(cs) > 0 {
+		return cs[0].Image
+	}
+	return ""
+}
+
+// digestOf returns the sha256:… part of a reference pinned by digest.
+func digestOf(ref string) string {
+	if _, d, ok := strings.Cut(ref, "@"); ok {
+		return d
+	}
+	return ref
+}
+
+var deploymentTypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+
+func metav1ObjectMeta(name, ns string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: maps.Clone(labels)}
+}

@@ -1,0 +1,141 @@
+// Package engine runs slipway's verbs against a cluster: it plans (render + state + live
+// objects + dry runs), applies a plan node by node in the order of SPEC §6 (images, policies,
+// accounts, claims, Services, roles stopped, Deployment, rollout watched, rolled back on
+// failure, roles started, leftovers pruned), destroys, suspends and resumes. It never prints:
+// it emits Events that internal/ui renders. It assumes the caller holds the group's state lock
+// for every verb that changes something.
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// Phase says where a node is.
+type Phase string
+
+const (
+	PhasePlan       Phase = "plan"
+	PhasePush       Phase = "push"
+	PhaseApply      Phase = "apply"
+	PhaseStopRoles  Phase = "stop-roles"
+	PhaseRollout    Phase = "rollout"
+	PhaseRollback   Phase = "rollback"
+	PhaseStartRoles Phase = "start-roles"
+	PhasePrune      Phase = "prune"
+	PhaseScale      Phase = "scale"
+	PhaseDestroy    Phase = "destroy"
+	PhaseDone       Phase = "done"
+	PhaseFailed     Phase = "failed"
+	PhaseUnchanged  Phase = "unchanged"
+)
+
+// Event reports progress. Node "" is the group.
+type Event struct {
+	Time    time.Time    `json:"time"`
+	Node    string       `json:"node,omitempty"`
+	Phase   Phase        `json:"phase"`
+	Message string       `json:"message,omitempty"`
+	Ready   int32        `json:"ready"`
+	Desired int32        `json:"desired"`
+	Image   *image.Event `json:"image,omitempty"`
+}
+
+// Options configure an Engine.
+type Options struct {
+	Kube      *kube.Client
+	Builder   image.Builder
+	Publisher image.Publisher
+	// Registry is where node images go (K8S_REGISTRY).
+	Registry string
+	// Parallelism bounds the nodes handled at a time.
+	Parallelism int
+	// Timeout, when set, overrides every node's rolloutTimeout (--timeout).
+	Timeout time.Duration
+	// Emit receives events; it must be safe for concurrent use. nil discards them.
+	Emit func(Event)
+}
+
+// Engine runs verbs for one group.
+type Engine struct {
+	o Options
+
+	mu     sync.Mutex
+	images map[string]builtImage // built during Plan, pushed during Apply
+}
+
+type builtImage struct {
+	job image.Job
+	img v1.Image
+	tag string
+}
+
+// New returns an Engine.
+func New(o Options) *Engine {
+	if o.Parallelism < 1 {
+		o.Parallelism = 1
+	}
+	if o.Emit == nil {
+		o.Emit = func(Event) {}
+	}
+	return &Engine{o: o, images: map[string]builtImage{}}
+}
+
+func (e *Engine) emit(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	e.o.Emit(ev)
+}
+
+// Target is the group a verb works on.
+type Target struct {
+	Group     *spec.Group
+	Namespace string
+	// Jobs are the group's images: one per node (Name = node) and per service role
+	// (Name = <node>-<role>).
+	Jobs []image.Job
+	// Store holds the group's state; the caller holds its lock for changing verbs.
+	Store state.Store
+}
+
+// rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else 5m.
+func (e *Engine) rolloutLimit(n *spec.Node) time.Duration {
+	switch {
+	case e.o.Timeout > 0:
+		return e.o.Timeout
+	case n != nil && n.RolloutTimeout > 0:
+		return n.RolloutTimeout
+	}
+	return 5 * time.Minute
+}
+
+// forEach runs f for every item, Parallelism at a time, and waits.
+func forEach[T any](ctx context.Context, parallelism int, items []T, f func(T)) {
+	sem := make(chan struct{}, parallelism)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(it)
+		})
+	}
+	wg.Wait()
+}
+
+// SetEmit replaces the event sink (the CLI swaps printers between plan and apply).
+func (e *Engine) SetEmit(f func(Event)) {
+	if f == nil {
+		f = func(Event) {}
+	}
+	e.o.Emit = f
+}

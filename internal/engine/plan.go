@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// PreflightError is a reason to stop before anything is pushed or changed.
+type PreflightError struct{ Msg string }
+
+func (e *PreflightError) Error() string { return e.Msg }
+
+// Preflight checks what must hold before any push (SPEC §6): the cluster answers, the
+// RuntimeClass exists when the group names one, the namespace is not another group's.
+func (e *Engine) Preflight(ctx context.Context, t Target) error {
+	if _, err := e.o.Kube.Ping(ctx); err != nil {
+		return err
+	}
+	if rc := t.Group.RuntimeClassName; rc != "" {
+		ok, err := e.o.Kube.RuntimeClassExists(ctx, rc)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &PreflightError{fmt.Sprintf("group %s: runtimeClassName: RuntimeClass %q does not exist in the cluster (%s:1)", t.Group.Name, rc, t.Group.File)}
+		}
+	}
+	return e.checkOwner(ctx, t.Group.Name, t.Namespace)
+}
+
+func (e *Engine) checkOwner(ctx context.Context, group, ns string) error {
+	live, err := e.o.Kube.Namespace(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if live == nil {
+		return nil
+	}
+	if owner := live.GetLabels()[render.LabelGroup]; owner != "" && owner != group {
+		return &PreflightError{fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it", ns, owner, group)}
+	}
+	return nil
+}
+
+// readState reads the state document of t, nil when none.
+func readState(ctx context.Context, t Target) (*state.Document, error) {
+	if t.Store == nil {
+		return nil, nil
+	}
+	return t.Store.Read(ctx)
+}
+
+// Plan computes what Apply would do. It builds the images (to know their digests) and asks
+// the registry which it lacks, but pushes nothing and writes nothing.
+func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
+	if err := e.Preflight(ctx, t); err != nil {
+		return nil, err
+	}
+	doc, err := readState(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	images, err := e.resolveImages(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	ids := machineIDs(t.Group, doc)
+	refs := map[string]string{}
+	for _, im := range images {
+		refs[im.Name] = im.Digest
+	}
+	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	suspended := isSuspended(doc)
+	desired := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		u, err := kube.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		if suspended && u.GetKind() == "Deployment" {
+			// A suspended group stays at 0 until resume; the file's replicas are not drift.
+			_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
+		}
+		desired = append(desired, u)
+	}
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+	if err != nil {
+		return nil, err
+	}
+	liveByKey := map[plan.Key]*unstructured.Unstructured{}
+	for k, u := range live {
+		liveByKey[plan.Key(k)] = u
+	}
+	if ns, err := e.o.Kube.Namespace(ctx, t.Namespace); err != nil {
+		return nil, err
+	} else if ns != nil {
+		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = ns
+	}
+	dry, immutable, err := e.dryRun(ctx, desired, liveByKey)
+	if err != nil {
+		return nil, err
+	}
+	in := plan.Input{
+		Group: t.Group.Name, Namespace: t.Namespace, Suspended: suspended,
+		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable,
+		Images: images, MachineIDs: ids,
+		StateImages: map[string]string{}, RolledBack: map[string]string{}, RunningImages: map[string]string{},
+	}
+	if doc != nil {
+		in.StateSerial, in.StateLineage = doc.Serial, doc.Lineage
+		for name, ns := range doc.Nodes {
+			if ns.Image.Digest != "" {
+				in.StateImages[name] = ns.Image.Ref + "@" + ns.Image.Digest
+			}
+			if ns.LastRollout != nil && ns.LastRollout.Result == state.RolloutRolledBack {
+				in.RolledBack[name] = ns.LastRollout.Message
+			}
+		}
+	}
+	for _, n := range t.Group.Nodes {
+		if d := liveByKey[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
+			in.RunningImages[n.Name] = containerImage(d, render.ContainerNode)
+		}
+	}
+	return plan.Compute(in), nil
+}
+
+// containerImage returns the image of the named container of a Deployment.
+func containerImage(d *unstructured.Unstructured, container string) string {
+	cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	for _, c := range cs {
+		m, _ := c.(map[string]any)
+		if m["name"] == container {
+			s, _ := m["image"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// machineIDs returns the machine ID of every node and role: the state's, or a new random
+// UUID for a node or role the state does not know (FR-013).
+func machineIDs(g *spec.Group, doc *state.Document) map[string]string {
+	ids := map[string]string{}
+	for _, n := range g.Nodes {
+		var ns *state.NodeState
+		if doc != nil {
+			ns = doc.Nodes[n.Name]
+		}
+		if ns != nil && ns.MachineID != "" {
+			ids[n.Name] = ns.MachineID
+		} else {
+			ids[n.Name] = uuid.NewString()
+		}
+		for _, r := range n.Roles {
+			key := spec.RoleMachineIDKey(n.Name, r.Name)
+			if ns != nil && ns.Roles[r.Name] != nil && ns.Roles[r.Name].MachineID != "" {
+				ids[key] = ns.Roles[r.Name].MachineID
+			} else {
+				ids[key] = uuid.NewString()
+			}
+		}
+	}
+	return ids
+}
+
+// resolveImages builds every image of the group and asks the registry for its tag.
+func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, error) {
+	out := make([]plan.Image, len(t.Jobs))
+	errs := make([]error, len(t.Jobs))
+	idx := make([]int, len(t.Jobs))
+	for i := range idx {
+		idx[i] = i
+	}
+	var mu sync.Mutex
+	forEach(ctx, e.o.Parallelism, idx, func(i int) {
+		job := t.Jobs[i]
+		img, warnings, err := e.o.Builder.Build(ctx, job.Source)
+		for _, w := range warnings {
+			e.emit(Event{Node: nodeOfJob(t.Group, job.Name), Phase: PhasePlan, Message: "image " + job.Name + ": " + w})
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("node %s: image: %w", nodeOfJob(t.Group, job.Name), err)
+			return
+		}
+		tag, err := e.o.Builder.Tag(img)
+		if err == nil {
+			var h interface{ String() string }
+			h, err = img.Digest()
+			if err == nil {
+				ref := job.Repository + ":" + tag
+				_, found, lerr := e.o.Publisher.Lookup(ctx, ref)
+				if lerr != nil {
+					err = lerr
+				} else {
+					out[i] = plan.Image{Name: job.Name, Node: nodeOfJob(t.Group, job.Name), Tag: ref,
+						Digest: job.Repository + "@" + h.String(), Push: !found}
+					mu.Lock()
+					e.images[job.Name] = builtImage{job: job, img: img, tag: ref}
+					mu.Unlock()
+				}
+			}
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("node %s: image %s: %w", nodeOfJob(t.Group, job.Name), job.Name, err)
+		}
+	})
+	return out, errors.Join(errs...)
+}
+
+// nodeOfJob maps an image name (node or <node>-<role>) to its node.
+func nodeOfJob(g *spec.Group, name string) string {
+	if g.Node(name) != nil {
+		return name
+	}
+	for _, n := range g.Nodes {
+		for _, r := range n.Roles {
+			if spec.RoleObjectName(n.Name, r.Name) == name {
+				return n.Name
+			}
+		}
+	}
+	return name
+}
+
+// dryRun asks the server what each changed-looking object would become, so that defaults it
+// fills in never show as changes. Objects that Subset says are unchanged cost no request.
+func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live map[plan.Key]*unstructured.Unstructured) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
+	var todo []*unstructured.Unstructured
+	for _, d := range desired {
+		if l := live[plan.KeyOf(d)]; l != nil && !plan.Subset(d.Object, l.Object) {
+			todo = append(todo, d)
+		}
+	}
+	dry := map[plan.Key]*unstructured.Unstructured{}
+	immutable := map[plan.Key]string{}
+	var mu sync.Mutex
+	var errs []error
+	forEach(ctx, max(e.o.Parallelism, 8), todo, func(d *unstructured.Unstructured) {
+		out, err := e.o.Kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			dry[plan.KeyOf(d)] = out
+		case kube.IsImmutableFieldError(err):
+			immutable[plan.KeyOf(d)] = err.Error()
+		default:
+			errs = append(errs, err)
+		}
+	})
+	return dry, immutable, errors.Join(errs...)
+}
+
+// isSuspended reports whether suspend left the group at 0 replicas (every node marked).
+func isSuspended(doc *state.Document) bool {
+	if doc == nil || len(doc.Nodes) == 0 {
+		return false
+	}
+	for _, n := range doc.Nodes {
+		if !n.Suspended {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,469 @@
+// Package plan compares what the group file wants (rendered objects), what the state recorded
+// and what the cluster holds, and says per node what apply will do: images to push, objects to
+// create, update, replace or delete, with field diffs, destructive steps marked, and drift. It
+// is pure: the engine reads the cluster (lists and server-side-apply dry runs) and hands the
+// results in, so everything here is a function of data and imports no client-go.
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// FormatVersion is the version of a saved plan file.
+const FormatVersion = 1
+
+// Action is what apply does to one object.
+type Action string
+
+const (
+	Create  Action = "create"
+	Update  Action = "update"
+	Replace Action = "replace" // delete and create: an immutable field changes
+	Delete  Action = "delete"
+)
+
+// Labels the plan reads (SPEC §5; the render package sets them).
+const (
+	LabelGroup = "slipway.dev/group"
+	LabelNode  = "slipway.dev/node"
+)
+
+// Key names one object. Its fields match kube.Key, so the engine converts between the two.
+type Key struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (k Key) String() string {
+	if k.Namespace == "" {
+		return k.Kind + " " + k.Name
+	}
+	return k.Kind + " " + k.Namespace + "/" + k.Name
+}
+
+// KeyOf returns the key of obj.
+func KeyOf(obj *unstructured.Unstructured) Key {
+	return Key{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// Image is one image of the group: where it is and whether apply pushes it.
+type Image struct {
+	Name   string `json:"name"` // the node, or <node>-<role> for a service image
+	Node   string `json:"node"`
+	Tag    string `json:"tag"`    // <repository>:<tag>
+	Digest string `json:"digest"` // <repository>@sha256:…, what the Deployment names
+	Push   bool   `json:"push"`   // the registry lacks the tag
+}
+
+// FieldDiff is one changed field: Old absent means added, New absent means removed.
+type FieldDiff struct {
+	Path string `json:"path"`
+	Old  string `json:"old,omitempty"`
+	New  string `json:"new,omitempty"`
+}
+
+// Change is one object apply touches.
+type Change struct {
+	Key         Key         `json:"key"`
+	Action      Action      `json:"action"`
+	Destructive bool        `json:"destructive,omitempty"` // loses data: a claim deleted or replaced
+	Reason      string      `json:"reason,omitempty"`
+	Diff        []FieldDiff `json:"diff,omitempty"`
+	// ResourceVersion of the live object the change was planned against; a saved plan is
+	// refused when it moved.
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+}
+
+// Drift is a node whose cluster runs another image than the state recorded.
+type Drift struct {
+	Node    string `json:"node"`
+	Running string `json:"running"` // the image the Deployment names now
+	State   string `json:"state"`   // the image the state recorded as desired
+	Note    string `json:"note"`
+}
+
+// NodePlan is what apply does for one node ("" is the group: Namespace and default-deny).
+type NodePlan struct {
+	Node    string   `json:"node"`
+	Changes []Change `json:"changes,omitempty"`
+	Removed bool     `json:"removed,omitempty"` // the node left the group: its objects go
+}
+
+// Plan is the outcome of planning one group.
+type Plan struct {
+	Version      int        `json:"version"`
+	Group        string     `json:"group"`
+	Namespace    string     `json:"namespace"`
+	Created      time.Time  `json:"created"`
+	StateSerial  int64      `json:"stateSerial"`
+	StateLineage string     `json:"stateLineage,omitempty"`
+	Suspended    bool       `json:"suspended,omitempty"`
+	Images       []Image    `json:"images,omitempty"`
+	Nodes        []NodePlan `json:"nodes"`
+	Drift        []Drift    `json:"drift,omitempty"`
+	// MachineIDs of every node and role (<node>/<role>), new ones made by this plan.
+	MachineIDs map[string]string `json:"machineIDs,omitempty"`
+	// Desired holds the rendered objects apply will apply, in apply order, so that a saved
+	// plan applies exactly what was shown.
+	Desired []*unstructured.Unstructured `json:"desired,omitempty"`
+}
+
+// Counts sums up a plan.
+type Counts struct {
+	Push, Create, Update, Replace, Delete int
+}
+
+// Counts returns the totals of the plan.
+func (p *Plan) Counts() Counts {
+	var c Counts
+	for _, im := range p.Images {
+		if im.Push {
+			c.Push++
+		}
+	}
+	for _, n := range p.Nodes {
+		for _, ch := range n.Changes {
+			switch ch.Action {
+			case Create:
+				c.Create++
+			case Update:
+				c.Update++
+			case Replace:
+				c.Replace++
+			case Delete:
+				c.Delete++
+			}
+		}
+	}
+	return c
+}
+
+// HasChanges reports whether apply would change anything.
+func (p *Plan) HasChanges() bool { return p.Counts() != Counts{} }
+
+// Node returns the plan of node, or nil.
+func (p *Plan) Node(name string) *NodePlan {
+	for i := range p.Nodes {
+		if p.Nodes[i].Node == name {
+			return &p.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// Change returns the change of k, or nil when k is unchanged.
+func (p *Plan) Change(k Key) *Change {
+	for i := range p.Nodes {
+		for j := range p.Nodes[i].Changes {
+			if p.Nodes[i].Changes[j].Key == k {
+				return &p.Nodes[i].Changes[j]
+			}
+		}
+	}
+	return nil
+}
+
+// Input is everything Compute needs, read by the engine.
+type Input struct {
+	Group, Namespace string
+	StateSerial      int64
+	StateLineage     string
+	Suspended        bool
+	// Desired are the rendered objects in apply order.
+	Desired []*unstructured.Unstructured
+	// Live are the objects of the group in the cluster (the namespace included when it exists).
+	Live map[Key]*unstructured.Unstructured
+	// DryRun holds, for desired objects that exist but are not Subset of their live object,
+	// what a server-side-apply dry run returned.
+	DryRun map[Key]*unstructured.Unstructured
+	// Immutable holds the dry-run error of objects whose change needs a re-create.
+	Immutable map[Key]string
+	Images    []Image
+	// StateImages maps a node to the image (ref@digest) the state recorded for it, and
+	// RolledBack the nodes whose last rollout was set back.
+	StateImages map[string]string
+	RolledBack  map[string]string // node → the state's rollout message
+	MachineIDs  map[string]string
+	// RunningImages maps a node to the image its live Deployment names.
+	RunningImages map[string]string
+}
+
+// Compute makes the plan.
+func Compute(in Input) *Plan {
+	p := &Plan{
+		Version: FormatVersion, Group: in.Group, Namespace: in.Namespace, Created: time.Now().UTC(),
+		StateSerial: in.StateSerial, StateLineage: in.StateLineage, Suspended: in.Suspended,
+		Images: in.Images, MachineIDs: in.MachineIDs, Desired: in.Desired,
+	}
+	byNode := map[string]*NodePlan{}
+	nodeOf := func(u *unstructured.Unstructured) string { return u.GetLabels()[LabelNode] }
+	add := func(node string, c Change) {
+		np := byNode[node]
+		if np == nil {
+			np = &NodePlan{Node: node}
+			byNode[node] = np
+		}
+		np.Changes = append(np.Changes, c)
+	}
+	wanted := map[Key]bool{}
+	desiredNodes := map[string]bool{}
+	for _, d := range in.Desired {
+		k := KeyOf(d)
+		wanted[k] = true
+		node := nodeOf(d)
+		desiredNodes[node] = true
+		if byNode[node] == nil {
+			byNode[node] = &NodePlan{Node: node}
+		}
+		live := in.Live[k]
+		switch {
+		case live == nil:
+			add(node, Change{Key: k, Action: Create})
+		case in.Immutable[k] != "":
+			add(node, Change{Key: k, Action: Replace, Destructive: k.Kind == "PersistentVolumeClaim",
+				Reason: in.Immutable[k], Diff: Diff(live, d), ResourceVersion: live.GetResourceVersion()})
+		case Subset(d.Object, live.Object):
+			// unchanged
+		default:
+			after := in.DryRun[k]
+			if after == nil {
+				after = d
+			}
+			if diff := Diff(live, after); len(diff) > 0 {
+				add(node, Change{Key: k, Action: Update, Diff: diff, ResourceVersion: live.GetResourceVersion()})
+			}
+		}
+	}
+	for k, live := range in.Live {
+		if wanted[k] || k.Kind == "Namespace" {
+			continue
+		}
+		node := nodeOf(live)
+		c := Change{Key: k, Action: Delete, ResourceVersion: live.GetResourceVersion()}
+		if k.Kind == "PersistentVolumeClaim" {
+			c.Destructive = true
+			c.Reason = "the node's state on /var/lib is lost"
+		}
+		add(node, c)
+		if !desiredNodes[node] {
+			byNode[node].Removed = true
+		}
+	}
+	for _, name := range sortedKeys(byNode) {
+		np := byNode[name]
+		sort.SliceStable(np.Changes, func(i, j int) bool {
+			// deletions last, in reverse apply order is the engine's business; keep them stable here
+			return np.Changes[i].Action != Delete && np.Changes[j].Action == Delete
+		})
+		p.Nodes = append(p.Nodes, *np)
+	}
+	for _, node := range sortedKeys(in.StateImages) {
+		want, run := in.StateImages[node], in.RunningImages[node]
+		if run == "" || want == "" || run == want {
+			continue
+		}
+		note := "the cluster runs another image than the state recorded (a hand edit?): apply rolls out again"
+		if msg, ok := in.RolledBack[node]; ok {
+			note = "the last rollout was rolled back (" + msg + "): apply tries it again"
+		}
+		p.Drift = append(p.Drift, Drift{Node: node, Running: run, State: want, Note: note})
+	}
+	return p
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// Write saves the plan as JSON to path.
+func (p *Plan) Write(path string) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("plan %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("plan %s: %w", path, err)
+	}
+	return nil
+}
+
+// Read loads a plan saved by Write.
+func Read(path string) (*Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", path, err)
+	}
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("plan %s: not a slipway plan: %w", path, err)
+	}
+	if p.Version != FormatVersion {
+		return nil, fmt.Errorf("plan %s: format version %d, this slipway reads %d", path, p.Version, FormatVersion)
+	}
+	return &p, nil
+}
+
+// ignored are the fields that differ between any two reads of one object and say nothing
+// about what slipway asked for.
+var ignored = []string{
+	"metadata.managedFields", "metadata.resourceVersion", "metadata.generation", "metadata.uid",
+	"metadata.creationTimestamp", "metadata.annotations.deployment.kubernetes.io/revision", "status",
+}
+
+// Diff lists the fields that differ between live and after (a dry-run result or the desired
+// object), each as a dotted path with the old and new value.
+func Diff(live, after *unstructured.Unstructured) []FieldDiff {
+	a, b := map[string]string{}, map[string]string{}
+	flatten("", live.Object, a)
+	flatten("", after.Object, b)
+	var out []FieldDiff
+	for _, path := range unionKeys(a, b) {
+		if skip(path) {
+			continue
+		}
+		if a[path] != b[path] {
+			out = append(out, FieldDiff{Path: path, Old: a[path], New: b[path]})
+		}
+	}
+	return out
+}
+
+func skip(path string) bool {
+	for _, ig := range ignored {
+		if path == ig || strings.HasPrefix(path, ig+".") || strings.HasPrefix(path, ig+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func unionKeys(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var ks []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				ks = append(ks, k)
+			}
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func flatten(prefix string, v any, out map[string]string) {
+	switch t := v.(type) {
+	case map[string]any:
+		if len(t) == 0 && prefix != "" {
+			return
+		}
+		for k, x := range t {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			flatten(p, x, out)
+		}
+	case []any:
+		if len(t) == 0 {
+			return
+		}
+		for i, x := range t {
+			flatten(fmt.Sprintf("%s[%d]", prefix, i), x, out)
+		}
+	case nil:
+	default:
+		out[prefix] = scalar(t)
+	}
+}
+
+func scalar(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		if t == float64(int64(t)) {
+			return fmt.Sprint(int64(t))
+		}
+		return fmt.Sprint(t)
+	default:
+		return fmt.Sprint(t)
+	}
+}
+
+// Subset reports whether every field of want has the same value in have. Maps may hold more
+// fields in have (defaults the API server filled in); lists must be as long, element by
+// element a subset. It is the cheap test that lets an unchanged object cost no request; an
+// object it calls changed is checked again with a server-side dry run.
+func Subset(want, have any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return len(w) == 0 && have == nil
+		}
+		for k, wv := range w {
+			if k == "creationTimestamp" && wv == nil {
+				continue
+			}
+			hv, present := h[k]
+			if !present {
+				if isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !Subset(wv, hv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return len(w) == 0 && have == nil
+		}
+		if len(w) != len(h) {
+			return false
+		}
+		for i := range w {
+			if !Subset(w[i], h[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return true
+	default:
+		return scalar(want) == scalar(have)
+	}
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	case string:
+		return t == ""
+	}
+	return false
+}

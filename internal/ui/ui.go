@@ -1,0 +1,282 @@
+// Package ui renders what the engine reports: plans as text or JSON on stdout, and progress
+// events on stderr as a live view (a terminal: one line per node, redrawn), as plain
+// timestamped lines (no terminal), or as JSON lines (-o json, on stdout). It holds no logic
+// about deployments; it only formats.
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"slipway.dev/slipway/internal/engine"
+	"slipway.dev/slipway/internal/plan"
+)
+
+// Printer renders events.
+type Printer interface {
+	Event(engine.Event)
+	// Close flushes what is left (the live view's last frame).
+	Close()
+}
+
+// NewJSON prints each event as one JSON line.
+func NewJSON(w io.Writer) Printer { return &jsonPrinter{enc: json.NewEncoder(w)} }
+
+type jsonPrinter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (p *jsonPrinter) Event(e engine.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.enc.Encode(e)
+}
+func (p *jsonPrinter) Close() {}
+
+// NewPlain prints one timestamped line per event; upload progress is thinned to a line per
+// image every few seconds.
+func NewPlain(w io.Writer) Printer { return &plainPrinter{w: w, lastProgress: map[string]time.Time{}} }
+
+type plainPrinter struct {
+	mu           sync.Mutex
+	w            io.Writer
+	lastProgress map[string]time.Time
+}
+
+func (p *plainPrinter) Event(e engine.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.Image != nil && e.Message == "" {
+		if time.Since(p.lastProgress[e.Image.Name]) < 3*time.Second && e.Image.Done != e.Image.Total {
+			return
+		}
+		p.lastProgress[e.Image.Name] = time.Now()
+	}
+	fmt.Fprintln(p.w, plainLine(e))
+}
+func (p *plainPrinter) Close() {}
+
+func plainLine(e engine.Event) string {
+	node := e.Node
+	if node == "" {
+		node = "group"
+	}
+	msg := describe(e)
+	return fmt.Sprintf("%s %-12s %-11s %s", e.Time.Format("15:04:05"), node, e.Phase, msg)
+}
+
+func describe(e engine.Event) string {
+	msg := e.Message
+	if e.Image != nil && msg == "" {
+		msg = fmt.Sprintf("%s %s of %s", e.Image.Name, size(e.Image.Done), size(e.Image.Total))
+	}
+	if e.Phase == engine.PhaseRollout && e.Desired > 0 {
+		msg = fmt.Sprintf("%d/%d ready  %s", e.Ready, e.Desired, msg)
+	}
+	return msg
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// NewLive redraws one line per node on a terminal: phase, ready pods, elapsed, last message.
+// Failures are printed in full below the view when it closes.
+func NewLive(w io.Writer) Printer {
+	l := &livePrinter{w: w, rows: map[string]*row{}, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	go l.loop()
+	return l
+}
+
+type row struct {
+	phase          engine.Phase
+	ready, desired int32
+	msg            string
+	since          time.Time
+	finished       bool
+}
+
+type livePrinter struct {
+	mu       sync.Mutex
+	w        io.Writer
+	rows     map[string]*row
+	order    []string
+	drawn    int
+	start    time.Time
+	failures []string
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func (l *livePrinter) Event(e engine.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	name := e.Node
+	if name == "" {
+		name = "group"
+	}
+	r := l.rows[name]
+	if r == nil {
+		r = &row{since: e.Time}
+		l.rows[name] = r
+		l.order = append(l.order, name)
+	}
+	r.phase = e.Phase
+	if e.Desired > 0 || e.Phase == engine.PhaseRollout {
+		r.ready, r.desired = e.Ready, e.Desired
+	}
+	if m := describe(e); m != "" {
+		r.msg = m
+	}
+	if e.Phase == engine.PhaseDone || e.Phase == engine.PhaseFailed || e.Phase == engine.PhaseUnchanged {
+		r.finished = true
+	}
+	if e.Phase == engine.PhaseFailed {
+		l.failures = append(l.failures, name+": "+e.Message)
+	}
+}
+
+func (l *livePrinter) loop() {
+	defer close(l.done)
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			l.draw()
+			return
+		case <-t.C:
+			l.draw()
+		}
+	}
+}
+
+func (l *livePrinter) draw() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	if l.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", l.drawn)
+	}
+	names := slices.Clone(l.order)
+	for _, n := range names {
+		r := l.rows[n]
+		elapsed := time.Since(r.since).Round(time.Second)
+		msg := strings.SplitN(r.msg, "\n", 2)[0]
+		if len(msg) > 80 {
+			msg = msg[:77] + "..."
+		}
+		fmt.Fprintf(&b, "\x1b[2K%-14s %-11s %3d/%-3d %6s  %s\n", n, r.phase, r.ready, r.desired, elapsed, msg)
+	}
+	l.drawn = len(names)
+	_, _ = io.WriteString(l.w, b.String())
+}
+
+func (l *livePrinter) Close() {
+	close(l.stop)
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.failures {
+		fmt.Fprintln(l.w, "failed:", f)
+	}
+}
+
+// Plan writes p as text: per node its images and changes, destructive ones marked, the drift,
+// and a closing summary; "No changes." when apply would do nothing.
+func Plan(w io.Writer, p *plan.Plan) {
+	c := p.Counts()
+	if p.Suspended {
+		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", p.Group)
+	}
+	for _, d := range p.Drift {
+		fmt.Fprintf(w, "! node %s drifted: runs %s, the state wants %s\n    %s\n", d.Node, d.Running, d.State, d.Note)
+	}
+	if len(p.Drift) > 0 {
+		fmt.Fprintln(w)
+	}
+	if !p.HasChanges() {
+		fmt.Fprintln(w, "No changes.")
+		return
+	}
+	fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", p.Group, p.Namespace)
+	for _, np := range p.Nodes {
+		var imgs []plan.Image
+		for _, im := range p.Images {
+			if im.Node == np.Node && np.Node != "" && im.Push {
+				imgs = append(imgs, im)
+			}
+		}
+		if len(np.Changes) == 0 && len(imgs) == 0 {
+			continue
+		}
+		title := "node " + np.Node
+		if np.Node == "" {
+			title = "group"
+		}
+		if np.Removed {
+			title += " (left the group: everything of it is deleted)"
+		}
+		fmt.Fprintf(w, "\n  %s:\n", title)
+		for _, im := range imgs {
+			fmt.Fprintf(w, "    ^ push     image %s\n", im.Tag)
+		}
+		for _, ch := range np.Changes {
+			mark := map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-"}[ch.Action]
+			line := fmt.Sprintf("    %-3s %-8s %s", mark, ch.Action, ch.Key)
+			if ch.Destructive {
+				line += "   # DESTROYS DATA"
+			}
+			fmt.Fprintln(w, line)
+			if ch.Reason != "" && ch.Destructive {
+				fmt.Fprintf(w, "        %s\n", ch.Reason)
+			}
+			if ch.Action == plan.Update || ch.Action == plan.Replace {
+				for i, d := range ch.Diff {
+					if i == 20 {
+						fmt.Fprintf(w, "        … %d more fields\n", len(ch.Diff)-20)
+						break
+					}
+					switch {
+					case d.Old == "":
+						fmt.Fprintf(w, "        + %s: %s\n", d.Path, d.New)
+					case d.New == "":
+						fmt.Fprintf(w, "        - %s: %s\n", d.Path, d.Old)
+					default:
+						fmt.Fprintf(w, "        ~ %s: %s -> %s\n", d.Path, d.Old, d.New)
+					}
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nPlan: %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete.\n",
+		c.Push, c.Create, c.Update, c.Replace, c.Delete)
+}
+
+// PlanJSON writes p as one JSON document (without the rendered objects: those are for
+// `plan -out`).
+func PlanJSON(w io.Writer, p *plan.Plan) error {
+	cp := *p
+	cp.Desired = nil
+	cp.MachineIDs = nil
+	type out struct {
+		*plan.Plan
+		Changes bool        `json:"changes"`
+		Counts  plan.Counts `json:"counts"`
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out{Plan: &cp, Changes: p.HasChanges(), Counts: p.Counts()})
+}
