@@ -125,4 +125,3 @@ func checkOutput(g *Globals) error {
 	}
 	return nil
 }
-
