@@ -338,20 +338,30 @@ func (e *Engine) push(ctx context.Context, im plan.Image) error {
 
 // applyChange creates, updates or replaces one object (not a delete).
 func (e *Engine) applyChange(ctx context.Context, c plan.Change, obj *unstructured.Unstructured) error {
+	_, err := e.applyObject(ctx, c, obj)
+	return err
+}
+
+// applyObject is applyChange returning the object's generation after the apply, which a wait
+// must see in its cache before it trusts the status there.
+func (e *Engine) applyObject(ctx context.Context, c plan.Change, obj *unstructured.Unstructured) (int64, error) {
 	if obj == nil {
-		return fmt.Errorf("%s: not in the plan's objects", c.Key)
+		return 0, fmt.Errorf("%s: not in the plan's objects", c.Key)
 	}
 	ctx = context.WithoutCancel(ctx) // one API call: let it finish
 	if c.Action == plan.Replace {
 		if err := e.o.Kube.Delete(ctx, kube.Key(c.Key)); err != nil {
-			return err
+			return 0, err
 		}
 		if err := e.o.Kube.WaitGone(ctx, kube.Key(c.Key), 2*time.Minute); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	_, err := e.o.Kube.Apply(ctx, obj, kube.ApplyOptions{Force: true})
-	return err
+	out, err := e.o.Kube.Apply(ctx, obj, kube.ApplyOptions{Force: true})
+	if err != nil {
+		return 0, err
+	}
+	return out.GetGeneration(), nil
 }
 
 // deleteAll deletes changes in reverse apply order: Deployments first, the claim last.
@@ -413,7 +423,9 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 	}
 
 	mainChange := p.Change(mainKey)
-	imageChanges := mainChange != nil && (mainChange.Action == plan.Create || diffTouches(mainChange.Diff, ".image"))
+	// Roles stop for any change of the node's pod template, not only its image: the test of
+	// a rollout is the new pod, and a role must never run beside a node it does not match.
+	imageChanges := mainChange != nil && (mainChange.Action == plan.Create || diffTouches(mainChange.Diff, "spec.template."))
 	suspended := p.Suspended
 
 	// Step 4: roles running the node's image stop before that image changes (FR-006a); a
@@ -425,7 +437,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 		if rc == nil || rc.Action == plan.Create {
 			continue
 		}
-		if (r.Service == nil && imageChanges && mainChange.Action != plan.Create) || (r.Service != nil && diffTouches(rc.Diff, ".image")) {
+		if (r.Service == nil && imageChanges && mainChange.Action != plan.Create) || (r.Service != nil && diffTouches(rc.Diff, "spec.template.")) {
 			stopped = append(stopped, r.Name)
 		}
 	}
@@ -467,12 +479,13 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 			replicas = 0
 		}
 		e.emit(Event{Node: name, Phase: PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", r.Name, replicas), Desired: replicas})
-		if _, err := e.o.Kube.Apply(context.WithoutCancel(ctx), byKey[k], kube.ApplyOptions{Force: true}); err != nil {
+		out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), byKey[k], kube.ApplyOptions{Force: true})
+		if err != nil {
 			return fmt.Errorf("role %s: %w", r.Name, err)
 		}
-		res := e.wait(ctx, w, k, time.Now(), e.rolloutLimit(n), name, status.Rollout)
+		res := e.wait(ctx, w, k, out.GetGeneration(), time.Now(), e.rolloutLimit(n), name, status.Rollout)
 		if res.Phase != status.Ready {
-			_ = e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, 0)
+			_, _ = e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, 0)
 			e.emit(Event{Node: name, Phase: PhaseStartRoles, Message: "role " + r.Name + ": back to 0 replicas"})
 			return fmt.Errorf("role %s did not become ready (%s); it is back at 0 replicas, the node keeps its new image, and the next apply starts it again", r.Name, res.Message)
 		}
@@ -498,10 +511,10 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 	return nil
 }
 
-// diffTouches reports whether a field diff touches a path ending in suffix.
-func diffTouches(diff []plan.FieldDiff, suffix string) bool {
+// diffTouches reports whether a field diff touches a path that contains part.
+func diffTouches(diff []plan.FieldDiff, part string) bool {
 	for _, d := range diff {
-		if strings.HasSuffix(d.Path, suffix) {
+		if strings.Contains(d.Path, part) {
 			return true
 		}
 	}
@@ -510,14 +523,15 @@ func diffTouches(diff []plan.FieldDiff, suffix string) bool {
 
 // scaleAndWait sets a Deployment's replicas and waits until its pods match (0: all gone).
 func (e *Engine) scaleAndWait(ctx context.Context, w *kube.Watch, k plan.Key, replicas int32) error {
-	if err := e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas); err != nil {
+	gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas)
+	if err != nil {
 		return err
 	}
 	check := status.Rollout
 	if replicas == 0 {
 		check = status.ScaledDown
 	}
-	res := e.wait(ctx, w, k, time.Now(), 5*time.Minute, "", check)
+	res := e.wait(ctx, w, k, gen, time.Now(), 5*time.Minute, "", check)
 	if res.Phase != status.Ready {
 		return errors.New(res.Message)
 	}
@@ -526,13 +540,19 @@ func (e *Engine) scaleAndWait(ctx context.Context, w *kube.Watch, k plan.Key, re
 
 // wait follows Deployment k in the watch cache until check says Ready or Failed, ctx ends, or
 // the limit passes (check decides what the limit means).
-func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, since time.Time, limit time.Duration, node string, check func(status.Input) status.Result) status.Result {
+//
+// minGen is the generation the apply (or scale) returned: until the cache holds it, the
+// status there is of the old object and says nothing about this rollout.
+func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, minGen int64, since time.Time, limit time.Duration, node string, check func(status.Input) status.Result) status.Result {
 	var last status.Result
 	tick := time.NewTicker(time.Second) // time passes even when nothing changes: limits, grace
 	defer tick.Stop()
 	for {
 		changed := w.Changed()
 		dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
+		if dep != nil && dep.Generation < minGen {
+			dep = nil // not seen yet: progressing until the limit
+		}
 		res := check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
 			Now: time.Now(), Since: since, Limit: limit})
 		if node != "" && (res.Ready != last.Ready || res.Desired != last.Desired || res.Phase != last.Phase) {
@@ -564,10 +584,11 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 	newImage := containerImage(obj, render.ContainerNode)
 	e.emit(Event{Node: n.Name, Phase: PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, limit), Desired: 1})
 	since := time.Now()
-	if err := e.applyChange(ctx, *c, obj); err != nil {
+	gen, err := e.applyObject(ctx, *c, obj)
+	if err != nil {
 		return err
 	}
-	res := e.wait(ctx, w, k, since, limit, n.Name, status.Rollout)
+	res := e.wait(ctx, w, k, gen, since, limit, n.Name, status.Rollout)
 	if res.Phase == status.Ready {
 		return rec.update(ctx, func(d *state.Document) {
 			ns := rec.node(n.Name)
@@ -588,11 +609,12 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 	oldImage := firstImage(prev.Spec.Template.Spec.Containers)
 	e.emit(Event{Node: n.Name, Phase: PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s", k.Name, res.Reason, digestOf(oldImage))})
 	back := rollbackObject(prev)
-	if _, err := e.o.Kube.Apply(context.WithoutCancel(ctx), back, kube.ApplyOptions{Force: true}); err != nil {
+	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), back, kube.ApplyOptions{Force: true})
+	if err != nil {
 		return fmt.Errorf("deployment %s: rollout failed (%s) and the rollback failed too: %w%s", k.Name, res.Message, err, report)
 	}
 	// The way back has its own time budget, not what is left of the first.
-	back2 := e.wait(context.WithoutCancel(ctx), w, k, time.Now(), limit, n.Name, status.Rollout)
+	back2 := e.wait(context.WithoutCancel(ctx), w, k, out.GetGeneration(), time.Now(), limit, n.Name, status.Rollout)
 	msg := fmt.Sprintf("%s: %s", res.Reason, res.Message)
 	_ = rec.update(ctx, func(d *state.Document) {
 		ns := rec.node(n.Name)

@@ -97,24 +97,27 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	if suspend {
 		verb = "suspend"
 	}
-	for _, tg := range targets {
+	gens := make([]int64, len(targets))
+	for i, tg := range targets {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
 		e.emit(Event{Node: tg.node, Phase: PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
-		if err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas); err != nil {
+		gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		gens[i] = gen
 	}
 	// Wait for all at once: the scaling above does not wait per object.
-	for _, tg := range targets {
+	for i, tg := range targets {
 		check := status.Rollout
 		if tg.replicas == 0 {
 			check = status.ScaledDown
 		}
-		res := e.wait(ctx, w, tg.key, time.Now(), e.rolloutLimit(t.Group.Node(tg.node)), tg.node, check)
+		res := e.wait(ctx, w, tg.key, gens[i], time.Now(), e.rolloutLimit(t.Group.Node(tg.node)), tg.node, check)
 		if res.Phase != status.Ready {
 			errs = append(errs, fmt.Errorf("deployment %s: %s: %s", tg.key.Name, verb, res.Message))
 		}

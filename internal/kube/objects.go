@@ -185,14 +185,15 @@ func (c *Client) DeleteNamespaceAndWait(ctx context.Context, ns string) error {
 // Scale sets the replicas of Deployment ns/name. It uses its own field manager: a partial
 // apply under "slipway" would drop every other field slipway owns. The next full apply takes
 // the field back.
-func (c *Client) Scale(ctx context.Context, ns, name string, replicas int32) error {
+// It returns the Deployment's generation after the change.
+func (c *Client) Scale(ctx context.Context, ns, name string, replicas int32) (int64, error) {
 	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-	_, err := c.Clientset.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, []byte(patch),
+	d, err := c.Clientset.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, []byte(patch),
 		metav1.PatchOptions{FieldManager: FieldManager + "-scale"})
 	if err != nil {
-		return fmt.Errorf("deployment %s/%s: scale to %d: %w", ns, name, replicas, err)
+		return 0, fmt.Errorf("deployment %s/%s: scale to %d: %w", ns, name, replicas, err)
 	}
-	return nil
+	return d.Generation, nil
 }
 
 // PodLogTail returns the last n lines of a container's log, or "" when the API does not serve

@@ -268,7 +268,9 @@ func Compute(in Input) *Plan {
 	}
 	for _, node := range sortedKeys(in.StateImages) {
 		want, run := in.StateImages[node], in.RunningImages[node]
-		if run == "" || want == "" || run == want {
+		_, rolledBack := in.RolledBack[node]
+		pending := rolledBack && byNode[node] != nil && len(byNode[node].Changes) > 0
+		if run == "" || want == "" || (run == want && !pending) {
 			continue
 		}
 		note := "the cluster runs another image than the state recorded (a hand edit?): apply rolls out again"

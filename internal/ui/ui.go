@@ -202,6 +202,10 @@ func Plan(w io.Writer, p *plan.Plan) {
 		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", p.Group)
 	}
 	for _, d := range p.Drift {
+		if d.Running == d.State {
+			fmt.Fprintf(w, "! node %s: rollout pending: %s\n", d.Node, d.Note)
+			continue
+		}
 		fmt.Fprintf(w, "! node %s drifted: runs %s, the state wants %s\n    %s\n", d.Node, d.Running, d.State, d.Note)
 	}
 	if len(p.Drift) > 0 {
