@@ -324,7 +324,11 @@ func what(n *yaml.Node) string {
 			return "a timestamp"
 		}
 	}
-	return "a " + strings.TrimPrefix(n.ShortTag(), "!!")
+	if t := n.ShortTag(); strings.HasPrefix(t, "!!") && isLabel(t[2:], true) {
+		return "a " + t[2:]
+	}
+	// A custom tag is the file's text: quoted, so an odd one cannot break the message.
+	return fmt.Sprintf("a value tagged %q", n.ShortTag())
 }
 
 // mapping checks that n is a mapping of known fields, each once, and returns the values by
