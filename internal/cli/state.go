@@ -236,7 +236,8 @@ func stateList(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 		return enc.Encode(groups)
 	}
 	if len(groups) == 0 {
-		_, err := fmt.Fprintf(stderr, "no group states in %s\n", b.Location())
+		// Without a group the file backend's location is "<dir>/.json": name the directory.
+		_, err := fmt.Fprintf(stderr, "no group states in %s\n", strings.TrimSuffix(b.Location(), "/.json"))
 		return err
 	}
 	for _, gr := range groups {
