@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"go.yaml.in/yaml/v3"
@@ -599,6 +600,15 @@ func (d *decoder) quantity(n *yaml.Node, path string) (resource.Quantity, bool) 
 	return q, true
 }
 
+// shown is a path of the file as a message shows it: as written, or quoted when it holds a
+// character that would break the one-line message.
+func shown(p string) string {
+	if strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
 // file resolves a path of the file against its directory.
 func (d *decoder) resolve(p string) string {
 	if filepath.IsAbs(p) {
@@ -726,9 +736,9 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 		if s, ok := d.str(v, path+".rootfs"); ok {
 			img.Rootfs = d.resolve(s)
 			if fi, err := os.Stat(img.Rootfs); err != nil {
-				d.errAt(deref(v), path+".rootfs", "directory %s does not exist", s)
+				d.errAt(deref(v), path+".rootfs", "directory %s does not exist", shown(s))
 			} else if !fi.IsDir() {
-				d.errAt(deref(v), path+".rootfs", "%s is not a directory", s)
+				d.errAt(deref(v), path+".rootfs", "%s is not a directory", shown(s))
 			}
 		}
 	}
@@ -736,9 +746,9 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 		if s, ok := d.str(v, path+".archive"); ok {
 			img.Archive = d.resolve(s)
 			if fi, err := os.Stat(img.Archive); err != nil {
-				d.errAt(deref(v), path+".archive", "file %s does not exist", s)
+				d.errAt(deref(v), path+".archive", "file %s does not exist", shown(s))
 			} else if fi.IsDir() {
-				d.errAt(deref(v), path+".archive", "%s is a directory, not a tarball", s)
+				d.errAt(deref(v), path+".archive", "%s is a directory, not a tarball", shown(s))
 			}
 		}
 	}
@@ -765,7 +775,7 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 						f.Src = d.resolve(s)
 						// A directory is added with its tree (image.AddFile).
 						if _, err := os.Stat(f.Src); err != nil {
-							d.errAt(deref(sv), ip+".src", "%s does not exist", s)
+							d.errAt(deref(sv), ip+".src", "%s does not exist", shown(s))
 						}
 					}
 				} else {
