@@ -2,8 +2,12 @@ package devcluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +212,63 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// A second cluster in its own directory: up finds itself running the second time, and down
+// leaves none of its processes alive and its data gone.
+func TestUpAgainAndDown(t *testing.T) {
+	devtest.Env(t) // the binaries are built
+	dir := filepath.Join(t.TempDir(), "dev")
+	ctx := context.Background()
+	env, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running {
+		t.Fatal("first Up said the cluster was already running")
+	}
+	again, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir})
+	if err != nil || !running || again.Server != env.Server {
+		t.Fatalf("second Up = %v, running %v, %v; want the running cluster %s", again, running, err, env.Server)
+	}
+	var pids []int
+	entries, err := os.ReadDir(filepath.Join(dir, "pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, "pids", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) != 6 {
+		t.Fatalf("recorded %d PIDs, want 6 (etcd, kube-apiserver, controller-manager, scheduler, kwok, registry)", len(pids))
+	}
+	if err := devcluster.Down(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !isZombie(string(b)) {
+			t.Errorf("process %d still runs after down: %s", pid, b)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("data directory %s still there after down: %v", dir, err)
+	}
+	if err := devcluster.Down(dir); !errors.Is(err, devcluster.ErrNotRunning) {
+		t.Errorf("down with nothing running = %v, want ErrNotRunning", err)
+	}
+}
+
+// isZombie reads the state field of /proc/PID/stat: a zombie has exited and waits only for
+// its parent (here possibly an init that does not reap) to collect it.
+func isZombie(stat string) bool {
+	i := strings.LastIndexByte(stat, ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
