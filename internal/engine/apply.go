@@ -214,6 +214,13 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 		}
 	}
 	forEach(ctx, e.o.Parallelism, nodes, func(name string) {
+		if ctx.Err() != nil {
+			// Interrupted: nodes not started stay as they are; the next apply converges.
+			fmu.Lock()
+			failed[name] = fmt.Errorf("not started: %w", ctx.Err())
+			fmu.Unlock()
+			return
+		}
 		err := e.applyNode(ctx, p, t, rec, w, byKey, name)
 		if err != nil {
 			fmu.Lock()
