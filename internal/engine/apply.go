@@ -377,9 +377,22 @@ func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
 	cs := slices.Clone(changes)
 	slices.SortStableFunc(cs, func(a, b plan.Change) int { return order[a.Key.Kind] - order[b.Key.Kind] })
 	var errs []error
+	var deleted []plan.Change
 	for _, c := range cs {
 		if c.Action == plan.Delete {
-			errs = append(errs, e.o.Kube.Delete(context.WithoutCancel(ctx), kube.Key(c.Key)))
+			err := e.o.Kube.Delete(context.WithoutCancel(ctx), kube.Key(c.Key))
+			errs = append(errs, err)
+			if err == nil {
+				deleted = append(deleted, c)
+			}
+		}
+	}
+	// Wait until they are gone (a claim goes only after its pod): a node or role added back
+	// right after must get a new claim, not the terminating one.
+	for _, c := range deleted {
+		if err := e.o.Kube.WaitGone(ctx, kube.Key(c.Key), 2*time.Minute); err != nil {
+			errs = append(errs, err)
+			break
 		}
 	}
 	return errors.Join(errs...)
