@@ -1,0 +1,167 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"slipway.dev/slipway/internal/engine"
+	"slipway.dev/slipway/internal/state"
+)
+
+// RolloutSummary is one line about a node's last rollout, e.g.
+// "rolled back to sha256:… at 2026-01-02T03:04:05Z: CrashLoopBackOff: pod …".
+func RolloutSummary(r *state.Rollout) string {
+	if r == nil {
+		return "none yet"
+	}
+	at := r.Time.UTC().Format(time.RFC3339)
+	var s string
+	switch r.Result {
+	case state.RolloutReady:
+		s = fmt.Sprintf("ready %s at %s", r.Digest, at)
+	case state.RolloutRolledBack:
+		s = fmt.Sprintf("rolled back to %s at %s", r.Digest, at)
+	case state.RolloutFailed:
+		s = fmt.Sprintf("failed %s at %s, with nothing to roll back to", r.Digest, at)
+	default:
+		s = fmt.Sprintf("%s %s at %s", r.Result, r.Digest, at)
+	}
+	if r.Message != "" {
+		s += ": " + r.Message
+	}
+	return s
+}
+
+// Status writes a group's status as text: a table with one row per node, then the notes and
+// the last rollout of each node.
+func Status(w io.Writer, s *engine.GroupStatus) {
+	fmt.Fprintf(w, "Group %s in namespace %s", s.Group, s.Namespace)
+	if s.Applied {
+		fmt.Fprintf(w, " (state serial %d)\n", s.StateSerial)
+	} else {
+		fmt.Fprintln(w, " (nothing applied yet)")
+	}
+	if s.Suspended {
+		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n", s.Group)
+	}
+	if len(s.Nodes) == 0 {
+		fmt.Fprintln(w, "No nodes.")
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tDESIRED\tRUNNING\tPODS\tSTATUS\tROLES\tSUSPENDED")
+	for _, n := range s.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", n.Node, shortDigest(n.Desired), shortDigest(n.Running),
+			n.Ready, n.Replicas, phaseText(n.Phase, n.Reason), rolesText(n.Roles), yesNo(n.Suspended))
+	}
+	_ = tw.Flush()
+
+	var notes []string
+	for _, n := range s.Nodes {
+		if !n.InFile {
+			notes = append(notes, fmt.Sprintf("node %s: no longer in the group file: the next apply removes it", n.Node))
+		}
+		if !n.InState && n.InFile {
+			notes = append(notes, fmt.Sprintf("node %s: not applied yet", n.Node))
+		}
+		if n.Drift {
+			notes = append(notes, fmt.Sprintf("node %s: runs %s, the state wants %s: the next apply rolls it out again", n.Node, n.Running, n.Desired))
+		}
+		if n.Phase != "ready" && n.Phase != engine.PhaseAbsent && n.Message != "" {
+			notes = append(notes, fmt.Sprintf("node %s: %s", n.Node, n.Message))
+		}
+		for _, r := range n.Roles {
+			if r.Phase != "ready" && r.Phase != engine.PhaseAbsent && r.Message != "" {
+				notes = append(notes, fmt.Sprintf("node %s: role %s: %s", n.Node, r.Name, r.Message))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nNotes:")
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	fmt.Fprintln(w, "\nLast rollouts:")
+	for _, n := range s.Nodes {
+		fmt.Fprintf(w, "  %s: %s\n", n.Node, RolloutSummary(n.LastRollout))
+	}
+}
+
+// StatusJSON writes a group's status as one JSON document; each last rollout carries its
+// summary line as the text output shows it.
+func StatusJSON(w io.Writer, s *engine.GroupStatus) error {
+	type rollout struct {
+		*state.Rollout
+		Summary string `json:"summary"`
+	}
+	type node struct {
+		engine.NodeStatus
+		LastRollout *rollout `json:"lastRollout,omitempty"`
+	}
+	type group struct {
+		*engine.GroupStatus
+		Nodes []node `json:"nodes"`
+	}
+	out := group{GroupStatus: s, Nodes: []node{}}
+	for _, n := range s.Nodes {
+		v := node{NodeStatus: n}
+		if n.LastRollout != nil {
+			v.LastRollout = &rollout{Rollout: n.LastRollout, Summary: RolloutSummary(n.LastRollout)}
+		}
+		out.Nodes = append(out.Nodes, v)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// shortDigest is sha256: and the first 12 hex digits, "-" for none.
+func shortDigest(d string) string {
+	if d == "" {
+		return "-"
+	}
+	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
+		return algo + ":" + hex[:12]
+	}
+	return d
+}
+
+func phaseText(phase, reason string) string {
+	if reason != "" && phase != "ready" {
+		return phase + ": " + reason
+	}
+	return phase
+}
+
+func rolesText(roles []engine.RoleStatus) string {
+	if len(roles) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(roles))
+	for _, r := range roles {
+		p := fmt.Sprintf("%s %d/%d", r.Name, r.Ready, r.Replicas)
+		switch {
+		case r.Phase == engine.PhaseAbsent:
+			p = r.Name + " absent"
+		case r.Replicas == 0 && r.Want > 0:
+			p += fmt.Sprintf(" (stopped, wants %d)", r.Want)
+		case r.Phase != "ready":
+			p += " (" + phaseText(r.Phase, r.Reason) + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
