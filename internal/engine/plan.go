@@ -33,7 +33,11 @@ func (e *Engine) Preflight(ctx context.Context, t Target) error {
 			return err
 		}
 		if !ok {
-			return &PreflightError{fmt.Sprintf("group %s: runtimeClassName: RuntimeClass %q does not exist in the cluster (%s:1)", t.Group.Name, rc, t.Group.File)}
+			where := t.Group.File
+			if t.Group.RuntimeClassLine > 0 {
+				where = fmt.Sprintf("%s:%d", where, t.Group.RuntimeClassLine)
+			}
+			return &PreflightError{fmt.Sprintf("group %s: runtimeClassName: RuntimeClass %q does not exist in the cluster (%s)", t.Group.Name, rc, where)}
 		}
 	}
 	return e.checkOwner(ctx, t.Group.Name, t.Namespace)

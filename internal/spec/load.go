@@ -207,6 +207,7 @@ func (d *decoder) group(data []byte) *Group {
 	if v := m["runtimeClassName"]; v != nil {
 		if s, ok := d.str(v, "runtimeClassName"); ok {
 			g.RuntimeClassName = s
+			g.RuntimeClassLine = v.Line
 			if !isSubdomain(s) {
 				d.errAt(v, "runtimeClassName", "%q is not a DNS subdomain (lowercase letters, digits, '-' and '.')", s)
 			}

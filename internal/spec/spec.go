@@ -48,6 +48,7 @@ type Group struct {
 	Name             string
 	Namespace        string // as written; "" when the file has none (SPEC §2 precedence applies)
 	RuntimeClassName string
+	RuntimeClassLine int     // the line of runtimeClassName in File; 0 when unknown
 	Nodes            []*Node // sorted by name
 	File             string  // the file name as given to Load or Parse
 	Dir              string  // absolute directory relative image paths were resolved against
