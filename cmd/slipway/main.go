@@ -13,7 +13,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.NewRoot().ExecuteContext(ctx)
+	root := cli.NewRoot()
+	root.SetArgs(cli.NormalizeArgs(os.Args[1:]))
+	err := root.ExecuteContext(ctx)
 	stop()
 	if err != nil {
 		if msg := err.Error(); msg != "" {

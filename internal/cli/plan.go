@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"slipway.dev/slipway/internal/ui"
@@ -52,6 +54,22 @@ func newPlanCmd(g *Globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
-	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE for `slipway apply FILE`")
+	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE for `slipway apply FILE` (also -out FILE)")
 	return cmd
+}
+
+// NormalizeArgs lets `plan -out FILE` (SPEC §2, as in terraform) mean `plan --out FILE`:
+// pflag reads a single dash as shorthands, which would make it `-o ut FILE`.
+func NormalizeArgs(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if a == "-out" || strings.HasPrefix(a, "-out=") {
+			out[i] = "-" + a
+		}
+	}
+	return out
 }
