@@ -237,10 +237,9 @@ func TestRolloutNeverReadyRollsBack(t *testing.T) {
 	if took < 20*time.Second || took > 50*time.Second {
 		t.Errorf("the failed apply took %s, want about 20 s (the rolloutTimeout) plus the way back", took)
 	}
-	for _, want := range []string{"node web: deployment web: rollout failed: ", "rolled back to " + digest} {
-		if !strings.Contains(r.Stderr, want) {
-			t.Errorf("apply output lacks %q:\n%s", want, r)
-		}
+	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web: rollout failed: NotReady: pod web-\S+: container node: did not become ready within 20s: .+; rolled back to ` + regexp.QuoteMeta(digest) + `$`)
+	if !wantErr.MatchString(r.Stderr) {
+		t.Errorf("apply output lacks the error %s:\n%s", wantErr, r)
 	}
 
 	// The previous template runs again, ready, on the same claim with the same machine ID.
@@ -263,7 +262,7 @@ func TestRolloutNeverReadyRollsBack(t *testing.T) {
 	// The state keeps the new template as desired and says it rolled back.
 	st := g.roState().State.Nodes["web"]
 	if st.LastRollout == nil || st.LastRollout.Result != "rolled-back" || st.LastRollout.Digest != digest ||
-		!strings.HasPrefix(st.LastRollout.Message, "NotReady: ") && !strings.HasPrefix(st.LastRollout.Message, "Timeout: ") {
+		!strings.HasPrefix(st.LastRollout.Message, "NotReady: pod web-") {
 		t.Errorf("state: last rollout %+v, want rolled-back to %s with the reason", st.LastRollout, digest)
 	}
 
@@ -277,7 +276,7 @@ func TestRolloutNeverReadyRollsBack(t *testing.T) {
 
 	// status says the same, as text and as JSON.
 	s := g.MustRun(0, "status")
-	wantLine := regexp.MustCompile(`(?m)^  web: rolled back to ` + regexp.QuoteMeta(digest) + ` at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: (NotReady|Timeout): .+$`)
+	wantLine := regexp.MustCompile(`(?m)^  web: rolled back to ` + regexp.QuoteMeta(digest) + ` at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: NotReady: pod web-\S+: container node: did not become ready within 20s: .+$`)
 	if !wantLine.MatchString(s.Stdout) {
 		t.Errorf("status lacks the rollback line %s:\n%s", wantLine, s)
 	}
@@ -330,8 +329,9 @@ func TestRolloutFailsFastAndRollsBack(t *testing.T) {
 			if took >= 60*time.Second {
 				t.Errorf("the failed apply took %s, want under 60 s with a 5m rolloutTimeout", took)
 			}
-			if !strings.Contains(r.Stderr, "rolled back to "+digest) || !tc.reason.MatchString(r.Stderr) {
-				t.Errorf("apply output lacks the rollback to %s or the reason %s:\n%s", digest, tc.reason, r)
+			wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web: rollout failed: (` + tc.reason.String() + `): pod web-\S+: container node: .+; rolled back to ` + regexp.QuoteMeta(digest) + `$`)
+			if !wantErr.MatchString(r.Stderr) {
+				t.Errorf("apply output lacks the error %s:\n%s", wantErr, r)
 			}
 			if diff := cmp.Diff(before.Spec.Template, g.roDeployment("web").Spec.Template); diff != "" {
 				t.Errorf("template after the rollback differs (-before +after):\n%s", diff)
@@ -340,7 +340,8 @@ func TestRolloutFailsFastAndRollsBack(t *testing.T) {
 			g.roRequireReady("web-worker", 0)
 
 			st := g.roState().State.Nodes["web"]
-			if st.LastRollout == nil || st.LastRollout.Result != "rolled-back" || !tc.reason.MatchString(st.LastRollout.Message) {
+			if st.LastRollout == nil || st.LastRollout.Result != "rolled-back" || st.LastRollout.Digest != digest ||
+				!regexp.MustCompile(`^(`+tc.reason.String()+`): pod web-`).MatchString(st.LastRollout.Message) {
 				t.Errorf("state: last rollout %+v, want rolled-back naming %s", st.LastRollout, tc.reason)
 			}
 			s := g.MustRun(0, "status")
@@ -359,9 +360,8 @@ func TestRolloutFirstDeployNeverReady(t *testing.T) {
 	if took < 10*time.Second || took > 40*time.Second {
 		t.Errorf("the failed first apply took %s, want about 10 s", took)
 	}
-	if !strings.Contains(r.Stderr, "node web: deployment web: rollout failed: ") ||
-		!strings.Contains(r.Stderr, "nothing to roll back to (no earlier template became ready)") ||
-		strings.Contains(r.Stderr, "rolled back to") {
+	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web: rollout failed: NotReady: pod web-\S+: container node: did not become ready within 10s: .+; nothing to roll back to \(no earlier template became ready\)$`)
+	if !wantErr.MatchString(r.Stderr) || strings.Contains(r.Stderr, "rolled back to") {
 		t.Errorf("apply output does not say that there is nothing to roll back to:\n%s", r)
 	}
 	st := g.roState().State.Nodes["web"]
@@ -376,7 +376,7 @@ func TestRolloutFirstDeployNeverReady(t *testing.T) {
 		t.Errorf("role worker: pods %v, want none", roPodNames(pods))
 	}
 	s := g.MustRun(0, "status")
-	if !regexp.MustCompile(`(?m)^  web: failed sha256:[0-9a-f]{64} at \S+, with nothing to roll back to: (NotReady|Timeout): `).MatchString(s.Stdout) {
+	if !regexp.MustCompile(`(?m)^  web: failed sha256:[0-9a-f]{64} at \S+, with nothing to roll back to: NotReady: pod web-`).MatchString(s.Stdout) {
 		t.Errorf("status lacks the failed first rollout:\n%s", s)
 	}
 
@@ -580,7 +580,7 @@ func TestRolloutTwoNodesOneFails(t *testing.T) {
 	g.roWriteGroupFile(strings.ReplaceAll(twoNodes, "{{ENV}}", neverReadyEnv))
 	start := time.Now().Add(-time.Second).UTC()
 	r, _ := g.roApplyFails()
-	if !strings.Contains(r.Stderr, "\nerror: node b: deployment b: rollout failed: ") || strings.Contains(r.Stderr, "error: node a:") ||
+	if !strings.Contains(r.Stderr, "\nerror: node b: deployment b: rollout failed: NotReady: pod b-") || strings.Contains(r.Stderr, "error: node a:") ||
 		!regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d a +done`).MatchString(r.Stderr) {
 		t.Errorf("apply output: want only node b failed:\n%s", r)
 	}

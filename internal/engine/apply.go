@@ -620,31 +620,37 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 		return fmt.Errorf("deployment %s: rollout interrupted; the next apply follows it again", k.Name)
 	}
 	report := e.failureReport(ctx, w, k, res)
+	// The reason word (CrashLoopBackOff, ErrImagePull, NotReady, …) leads: it is what an
+	// operator scans for and what `status` shows.
+	why := res.Message
+	if res.Reason != "" {
+		why = res.Reason + ": " + res.Message
+	}
 	if prev == nil {
 		_ = rec.update(ctx, func(d *state.Document) {
-			rec.node(n.Name).LastRollout = &state.Rollout{Result: state.RolloutFailed, Time: time.Now().UTC(), Message: res.Reason + ": " + res.Message, Digest: digestOf(newImage)}
+			rec.node(n.Name).LastRollout = &state.Rollout{Result: state.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(newImage)}
 		})
-		return fmt.Errorf("deployment %s: rollout failed: %s; nothing to roll back to (no earlier template became ready)%s", k.Name, res.Message, report)
+		return fmt.Errorf("deployment %s: rollout failed: %s; nothing to roll back to (no earlier template became ready)%s", k.Name, why, report)
 	}
 	oldImage := firstImage(prev.Spec.Template.Spec.Containers)
 	e.emit(Event{Node: n.Name, Phase: PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s", k.Name, res.Reason, digestOf(oldImage))})
 	back := rollbackObject(prev)
 	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), back, kube.ApplyOptions{Force: true})
 	if err != nil {
-		return fmt.Errorf("deployment %s: rollout failed (%s) and the rollback failed too: %w%s", k.Name, res.Message, err, report)
+		return fmt.Errorf("deployment %s: rollout failed (%s) and the rollback failed too: %w%s", k.Name, why, err, report)
 	}
 	// The way back has its own time budget, not what is left of the first.
 	back2 := e.wait(context.WithoutCancel(ctx), w, k, out.GetGeneration(), time.Now(), limit, n.Name, status.Rollout)
-	msg := fmt.Sprintf("%s: %s", res.Reason, res.Message)
+	msg := why
 	_ = rec.update(ctx, func(d *state.Document) {
 		ns := rec.node(n.Name)
 		ns.PreviousReady = oldImage
 		ns.LastRollout = &state.Rollout{Result: state.RolloutRolledBack, Time: time.Now().UTC(), Message: msg, Digest: digestOf(oldImage)}
 	})
 	if back2.Phase != status.Ready {
-		return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s, but that did not become ready either: %s%s", k.Name, res.Message, digestOf(oldImage), back2.Message, report)
+		return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s, but that did not become ready either: %s%s", k.Name, why, digestOf(oldImage), back2.Message, report)
 	}
-	return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s", k.Name, res.Message, digestOf(oldImage), report)
+	return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s", k.Name, why, digestOf(oldImage), report)
 }
 
 // failureReport is the pod's recent events and last log lines, for the operator.
