@@ -122,7 +122,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		Group: t.Group.Name, Namespace: t.Namespace, Suspended: suspended,
 		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable,
 		Images: images, MachineIDs: ids,
-		StateImages: map[string]string{}, RolledBack: map[string]string{}, RunningImages: map[string]string{},
+		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
 	}
 	if doc != nil {
 		in.StateSerial, in.StateLineage = doc.Serial, doc.Lineage
@@ -132,6 +132,9 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 			}
 			if ns.LastRollout != nil && ns.LastRollout.Result == state.RolloutRolledBack {
 				in.RolledBack[name] = ns.LastRollout.Message
+			}
+			if ns.LastRollout != nil && ns.LastRollout.Result == state.RolloutFailed {
+				in.Failed[name] = ns.LastRollout.Message
 			}
 		}
 	}

@@ -192,7 +192,11 @@ type Input struct {
 	// RolledBack the nodes whose last rollout was set back.
 	StateImages map[string]string
 	RolledBack  map[string]string // node → the state's rollout message
-	MachineIDs  map[string]string
+	// Failed maps a node whose last rollout failed with nothing to roll back to (a first
+	// deploy) to the state's message: its Deployment is as desired but never became ready, so
+	// apply follows its rollout again (SPEC §6: a failed apply retried tries it again).
+	Failed     map[string]string
+	MachineIDs map[string]string
 	// RunningImages maps a node to the image its live Deployment names.
 	RunningImages map[string]string
 }
@@ -243,6 +247,15 @@ func Compute(in Input) *Plan {
 			}
 		}
 	}
+	for _, node := range sortedKeys(in.Failed) {
+		k := Key{Kind: "Deployment", Namespace: in.Namespace, Name: node}
+		live := in.Live[k]
+		if !wanted[k] || live == nil || hasChange(byNode[node], k) {
+			continue
+		}
+		add(node, Change{Key: k, Action: Update, ResourceVersion: live.GetResourceVersion(),
+			Reason: "its last rollout failed (" + in.Failed[node] + "): apply tries it again"})
+	}
 	for k, live := range in.Live {
 		if wanted[k] || k.Kind == "Namespace" {
 			continue
@@ -280,6 +293,18 @@ func Compute(in Input) *Plan {
 		p.Drift = append(p.Drift, Drift{Node: node, Running: run, State: want, Note: note})
 	}
 	return p
+}
+
+func hasChange(np *NodePlan, k Key) bool {
+	if np == nil {
+		return false
+	}
+	for _, c := range np.Changes {
+		if c.Key == k {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -244,7 +244,7 @@ func Plan(w io.Writer, p *plan.Plan) {
 				line += "   # DESTROYS DATA"
 			}
 			fmt.Fprintln(w, line)
-			if ch.Reason != "" && ch.Destructive {
+			if ch.Reason != "" && (ch.Destructive || len(ch.Diff) == 0) {
 				fmt.Fprintf(w, "        %s\n", ch.Reason)
 			}
 			if ch.Action == plan.Update || ch.Action == plan.Replace {
