@@ -380,6 +380,17 @@ func TestRolloutFirstDeployNeverReady(t *testing.T) {
 		t.Errorf("status lacks the failed first rollout:\n%s", s)
 	}
 
+	// The same file again: plan does not call it done, and apply follows the rollout again,
+	// fails the same way, and starts no role next to a node that is not ready.
+	g.MustRun(2, "plan", "--detailed-exitcode")
+	r, _ = g.roApplyFails()
+	if !wantErr.MatchString(r.Stderr) {
+		t.Errorf("second apply: want the error %s:\n%s", wantErr, r)
+	}
+	if pods := g.roPods("web-worker"); len(pods) != 0 {
+		t.Errorf("role worker after the second failed apply: pods %v, want none", roPodNames(pods))
+	}
+
 	// The next apply with a good file rolls out and starts the roles.
 	g.roWriteGroupFile(rolloutFile("10s", ""))
 	g.MustRun(0, "apply", "--yes")
