@@ -75,7 +75,24 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The live objects are read while the images resolve: one waits on the API server, the
+	// other on the disk and the registry.
+	type listed struct {
+		live map[kube.Key]*unstructured.Unstructured
+		ns   *unstructured.Unstructured
+		err  error
+	}
+	lc := make(chan listed, 1)
+	go func() {
+		var l listed
+		l.live, l.err = e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+		if l.err == nil {
+			l.ns, l.err = e.o.Kube.Namespace(ctx, t.Namespace)
+		}
+		lc <- l
+	}()
 	images, err := e.resolveImages(ctx, t)
+	l := <-lc
 	if err != nil {
 		return nil, err
 	}
@@ -101,18 +118,15 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		}
 		desired = append(desired, u)
 	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
-	if err != nil {
-		return nil, err
+	if l.err != nil {
+		return nil, l.err
 	}
 	liveByKey := map[plan.Key]*unstructured.Unstructured{}
-	for k, u := range live {
+	for k, u := range l.live {
 		liveByKey[plan.Key(k)] = u
 	}
-	if ns, err := e.o.Kube.Namespace(ctx, t.Namespace); err != nil {
-		return nil, err
-	} else if ns != nil {
-		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = ns
+	if l.ns != nil {
+		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
 	dry, immutable, err := e.dryRun(ctx, desired, liveByKey)
 	if err != nil {
@@ -194,7 +208,9 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 		idx[i] = i
 	}
 	var mu sync.Mutex
-	forEach(ctx, e.o.Parallelism, idx, func(i int) {
+	// Mostly a HEAD request each, and a hashing pass over a rootfs: more at a time than the
+	// nodes an apply rolls out.
+	forEach(ctx, max(e.o.Parallelism, 32), idx, func(i int) {
 		job := t.Jobs[i]
 		img, warnings, err := e.o.Builder.Build(ctx, job.Source)
 		for _, w := range warnings {
@@ -206,20 +222,22 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 		}
 		tag, err := e.o.Builder.Tag(img)
 		if err == nil {
-			var h interface{ String() string }
-			h, err = img.Digest()
-			if err == nil {
-				ref := job.Repository + ":" + tag
-				_, found, lerr := e.o.Publisher.Lookup(ctx, ref)
-				if lerr != nil {
-					err = lerr
-				} else {
-					out[i] = plan.Image{Name: job.Name, Node: nodeOfJob(t.Group, job.Name), Tag: ref,
-						Digest: job.Repository + "@" + h.String(), Push: !found}
-					mu.Lock()
-					e.images[job.Name] = builtImage{job: job, img: img, tag: ref}
-					mu.Unlock()
-				}
+			ref := job.Repository + ":" + tag
+			// The registry's digest for the content tag is what a Deployment pins (SPEC §4).
+			// Only an image the registry lacks needs its own digest, which compresses its
+			// layer: an unchanged node costs a hashing pass and a HEAD, no compression.
+			h, found, lerr := e.o.Publisher.Lookup(ctx, ref)
+			if lerr == nil && !found {
+				h, lerr = img.Digest()
+			}
+			if lerr != nil {
+				err = lerr
+			} else {
+				out[i] = plan.Image{Name: job.Name, Node: nodeOfJob(t.Group, job.Name), Tag: ref,
+					Digest: job.Repository + "@" + h.String(), Push: !found}
+				mu.Lock()
+				e.images[job.Name] = builtImage{job: job, img: img, tag: ref}
+				mu.Unlock()
 			}
 		}
 		if err != nil {

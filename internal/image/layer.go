@@ -48,15 +48,22 @@ type lazyLayer struct {
 
 var _ v1.Layer = (*lazyLayer)(nil)
 
+// hashBuffers are the buffers of hashing passes: a group of many small nodes would otherwise
+// allocate (and clear) a megabyte per node on every plan.
+var hashBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+
 // newLazyLayer runs the hashing pass of src and returns the layer and the warnings of src.
 // Cancelling ctx stops the pass.
 func newLazyLayer(ctx context.Context, what string, src tarSource) (*lazyLayer, []string, error) {
 	h := sha256.New()
-	bw := bufio.NewWriterSize(ctxWriter{ctx, h}, 1<<20)
+	bw := hashBuffers.Get().(*bufio.Writer)
+	bw.Reset(ctxWriter{ctx, h})
 	warnings, err := src(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
+	bw.Reset(nil)
+	hashBuffers.Put(bw)
 	if err != nil {
 		return nil, warnings, err
 	}
