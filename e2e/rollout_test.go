@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -587,7 +588,9 @@ func TestRolloutTwoNodesOneFails(t *testing.T) {
 	g.MustRun(0, "apply", "--yes")
 	first := g.roState().State.Nodes
 
+	// a: a new image that works; b: a new image that never becomes ready.
 	g.WriteFile("nodes/a/rootfs/etc/motd", "v2\n")
+	g.WriteFile("nodes/b/rootfs/etc/motd", "v2\n")
 	g.roWriteGroupFile(strings.ReplaceAll(twoNodes, "{{ENV}}", neverReadyEnv))
 	start := time.Now().Add(-time.Second).UTC()
 	r, _ := g.roApplyFails()
@@ -608,5 +611,35 @@ func TestRolloutTwoNodesOneFails(t *testing.T) {
 	g.roRequireReady("b", 1)
 	if b := st["b"]; b.LastRollout == nil || b.LastRollout.Result != "rolled-back" || b.LastRollout.Digest != first["b"].Image.Digest {
 		t.Errorf("state of node b: last rollout %+v, want rolled-back to %s", b.LastRollout, first["b"].Image.Digest)
+	}
+	b := st["b"]
+	if b.Image.Digest == first["b"].Image.Digest {
+		t.Fatalf("state of node b: digest %s unchanged: want the new image as desired", b.Image.Digest)
+	}
+	p := g.MustRun(2, "plan", "--detailed-exitcode")
+	if want := "! node b drifted: runs " + b.Image.Ref + "@" + first["b"].Image.Digest + ", the state wants " + b.Image.Ref + "@" + b.Image.Digest + "\n    the last rollout was rolled back (NotReady: pod b-"; !strings.Contains(p.Stdout, want) {
+		t.Errorf("plan after b rolled back lacks %q:\n%s", want, p)
+	}
+	if js := g.roStatus(); len(js.Nodes) != 2 || js.Nodes[0].Drift || !js.Nodes[1].Drift || js.Nodes[1].Running != first["b"].Image.Digest || js.Nodes[1].Desired != b.Image.Digest {
+		t.Errorf("status -o json after b rolled back: %+v", js.Nodes)
+	}
+
+	// b reverted in the file: the cluster already runs it; apply changes nothing in the
+	// cluster, brings the state up to date, and then nothing is left to show.
+	if err := os.Remove(filepath.Join(g.Dir, "nodes/b/rootfs/etc/motd")); err != nil {
+		t.Fatal(err)
+	}
+	g.roWriteGroupFile(strings.ReplaceAll(twoNodes, "{{ENV}}", ""))
+	if r := g.MustRun(0, "apply", "--yes"); r.Stdout != "No changes.\n" {
+		t.Errorf("apply of the reverted file: want No changes., got %s", r)
+	}
+	if p := g.MustRun(0, "plan", "--detailed-exitcode"); p.Stdout != "No changes.\n" {
+		t.Errorf("plan after the revert: want only No changes., got %s", p)
+	}
+	if got := g.roState().State.Nodes["b"].Image.Digest; got != first["b"].Image.Digest {
+		t.Errorf("state of node b after the revert: digest %s, want %s (what runs)", got, first["b"].Image.Digest)
+	}
+	if js := g.roStatus(); len(js.Nodes) != 2 || js.Nodes[1].Drift {
+		t.Errorf("status -o json after the revert: %+v", js.Nodes)
 	}
 }

@@ -143,6 +143,9 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 			stateChanged = true
 		}
 	}
+	if stateImagesLag(doc, p, t) {
+		stateChanged = true
+	}
 	if !p.HasChanges() {
 		if stateChanged {
 			// The cluster is right; only the state lags (a first run that was killed after
@@ -263,6 +266,32 @@ func nodeErrors(failed map[string]error) error {
 		errs = append(errs, &NodeError{Node: n, Err: failed[n]})
 	}
 	return errors.Join(errs...)
+}
+
+// stateImagesLag reports whether the state names another image than p for a node or service
+// role: a change rolled back and then reverted in the file leaves the cluster as desired (no
+// change to make) but the state naming the image that was rolled back.
+func stateImagesLag(doc *state.Document, p *plan.Plan, t Target) bool {
+	for _, im := range p.Images {
+		ns := doc.Nodes[im.Node]
+		if ns == nil {
+			continue // a new node: recorded anyway
+		}
+		if im.Name == im.Node {
+			if ns.Image != imageRecord(im) {
+				return true
+			}
+			continue
+		}
+		if n := t.Group.Node(im.Node); n != nil {
+			for _, r := range n.Roles {
+				if rs := ns.Roles[r.Name]; rs != nil && spec.RoleObjectName(n.Name, r.Name) == im.Name && rs.Image != imageRecord(im) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // recordAll writes into d what p says the cluster holds, for a run that changes nothing.

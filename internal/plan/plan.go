@@ -279,11 +279,22 @@ func Compute(in Input) *Plan {
 		})
 		p.Nodes = append(p.Nodes, *np)
 	}
+	planned := map[string]string{}
+	for _, im := range in.Images {
+		if im.Name == im.Node {
+			planned[im.Node] = im.Digest
+		}
+	}
 	for _, node := range sortedKeys(in.StateImages) {
 		want, run := in.StateImages[node], in.RunningImages[node]
 		_, rolledBack := in.RolledBack[node]
 		pending := rolledBack && byNode[node] != nil && len(byNode[node].Changes) > 0
 		if run == "" || want == "" || (run == want && !pending) {
+			continue
+		}
+		if planned[node] == run && !hasChange(byNode[node], Key{Kind: "Deployment", Namespace: in.Namespace, Name: node}) {
+			// The file wants what runs (a rolled-back change reverted): apply rolls nothing
+			// out; it only brings the state up to date.
 			continue
 		}
 		note := "the cluster runs another image than the state recorded (a hand edit?): apply rolls out again"

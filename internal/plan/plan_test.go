@@ -147,6 +147,17 @@ func TestCompute(t *testing.T) {
 			t.Errorf("drift (-want +got):\n%s", d)
 		}
 	})
+	t.Run("rolled-back change reverted in the file is no drift", func(t *testing.T) {
+		p := Compute(Input{Group: "demo", Namespace: "demo",
+			Images:        []Image{{Name: "web", Node: "web", Digest: "r/web@sha256:a"}},
+			StateImages:   map[string]string{"web": "r/web@sha256:b"},
+			RunningImages: map[string]string{"web": "r/web@sha256:a"},
+			RolledBack:    map[string]string{"web": "CrashLoopBackOff: pod web-1"},
+		})
+		if len(p.Drift) != 0 {
+			t.Errorf("drift = %+v, want none: the file wants what runs", p.Drift)
+		}
+	})
 }
 
 func TestWriteRead(t *testing.T) {
