@@ -643,3 +643,61 @@ func TestRolloutTwoNodesOneFails(t *testing.T) {
 		t.Errorf("status -o json after the revert: %+v", js.Nodes)
 	}
 }
+
+// TestRolloutKilledRolesWaitForTheNode: an apply killed while its node's new pod was not ready
+// yet leaves the node's Deployment as desired and its roles stopped. The next apply has no
+// change to make to the node, but it must not start the roles next to a node that is not
+// ready (SPEC §6 step 7: roles start after a successful rollout).
+func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "ro-killed", rolloutFile("5m", ""), "web")
+	g.MustRun(0, "apply", "--yes")
+	roleTemplate := g.roDeployment("web-worker").Spec.Template
+
+	g.roWriteGroupFile(rolloutFile("5m", neverReadyEnv))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := g.Command(ctx, "apply", "--yes")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once the new template is applied and the roles are stopped.
+	for {
+		d := g.roDeployment("web")
+		if roEnv(d.Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") == "never-ready" && *g.roDeployment("web-worker").Spec.Replicas == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the apply never applied the new template")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if l := g.State().Lock; l != nil {
+		g.MustRun(0, "state", "unlock", l.ID)
+	}
+
+	r := g.MustRun(1, "apply", "--yes", "--timeout", "10s")
+	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web is not ready \(NotReady: pod web-\S+: container node: did not become ready within 10s: .+\): its roles stay stopped; the next apply tries again$`)
+	if !wantErr.MatchString(r.Stderr) {
+		t.Errorf("apply after the kill: want the error %s:\n%s", wantErr, r)
+	}
+	role := g.roDeployment("web-worker")
+	if *role.Spec.Replicas != 0 || len(g.roPods("web-worker")) != 0 {
+		t.Errorf("role worker: %d replicas, pods %v: want it stopped", *role.Spec.Replicas, roPodNames(g.roPods("web-worker")))
+	}
+	if diff := cmp.Diff(roleTemplate, role.Spec.Template); diff != "" {
+		t.Errorf("role worker: its template changed next to a node that is not ready (-before +after):\n%s", diff)
+	}
+	if st := g.roState().State.Nodes["web"]; st.LastRollout == nil || st.LastRollout.Result != "failed" || !strings.HasPrefix(st.LastRollout.Message, "NotReady: pod web-") {
+		t.Errorf("state: last rollout %+v, want failed with the reason", st.LastRollout)
+	}
+
+	// A good file again: the node rolls out and the roles start.
+	g.roWriteGroupFile(rolloutFile("5m", ""))
+	g.MustRun(0, "apply", "--yes")
+	g.roRequireReady("web", 1)
+	g.roRequireReady("web-worker", 2)
+}

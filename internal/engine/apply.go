@@ -513,7 +513,15 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 		}
 	}
 
-	// Step 7: roles back to their replicas (and new or changed roles applied).
+	// Step 7: roles back to their replicas (and new or changed roles applied), only next to a
+	// ready node: without a rollout in this run, the node's readiness is waited for first.
+	if mainChange == nil && slices.ContainsFunc(n.Roles, func(r *spec.Role) bool {
+		return p.Change(roleKeys[r.Name]) != nil || slices.Contains(stopped, r.Name)
+	}) {
+		if err := e.nodeReadyForRoles(ctx, rec, w, n, mainKey); err != nil {
+			return err
+		}
+	}
 	for _, r := range n.Roles {
 		k := roleKeys[r.Name]
 		rc := p.Change(k)

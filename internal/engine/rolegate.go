@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/status"
+)
+
+// nodeReadyForRoles waits, within the node's rollout limit, until the node's Deployment k is
+// ready, for a run that starts roles without rolling the node out (its Deployment is already
+// as desired: an earlier apply was killed during the rollout, say). Roles start only next to a
+// ready node (SPEC §6 step 7). The outcome is recorded as the node's last rollout when the
+// state does not say it already.
+func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w *kube.Watch, n *spec.Node, k plan.Key) error {
+	res := e.wait(ctx, w, k, 0, time.Now(), e.rolloutLimit(n), n.Name, status.Rollout)
+	var img string
+	if dep, _, _, _ := w.Deployment(k.Namespace, k.Name); dep != nil {
+		img = firstImage(dep.Spec.Template.Spec.Containers)
+	}
+	if res.Phase == status.Ready {
+		return rec.update(ctx, func(d *state.Document) {
+			ns := rec.node(n.Name)
+			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != state.RolloutReady || lr.Digest != digestOf(img)) {
+				ns.PreviousReady = img
+				ns.LastRollout = &state.Rollout{Result: state.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(img)}
+			}
+		})
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted while waiting for deployment %s before starting its roles: %w", k.Name, err)
+	}
+	why := res.Message
+	if res.Reason != "" {
+		why = res.Reason + ": " + res.Message
+	}
+	report := e.failureReport(ctx, w, k, res)
+	_ = rec.update(ctx, func(d *state.Document) {
+		rec.node(n.Name).LastRollout = &state.Rollout{Result: state.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(img)}
+	})
+	return fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
+}
