@@ -701,3 +701,43 @@ func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
 	g.roRequireReady("web", 1)
 	g.roRequireReady("web-worker", 2)
 }
+
+// An apply killed during a rollout that never becomes ready leaves a live template that was
+// never ready; a later bad change must still go back to the last template that was, kept in
+// its ReplicaSet, not fail with nothing to roll back to.
+func TestRolloutAfterKillRollsBackToLastReady(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "ro-lastready", rolloutFile("5m", ""), "web")
+	g.MustRun(0, "apply", "--yes")
+	good := g.roDeployment("web").Spec.Template
+
+	g.roWriteGroupFile(rolloutFile("5m", neverReadyEnv))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := g.Command(ctx, "apply", "--yes")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for roEnv(g.roDeployment("web").Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") != "never-ready" {
+		if ctx.Err() != nil {
+			t.Fatal("the apply never applied the new template")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if l := g.State().Lock; l != nil {
+		g.MustRun(0, "state", "unlock", l.ID)
+	}
+
+	g.roWriteGroupFile(rolloutFile("5m", "env: {SLIPWAY_DEV_POD: crashloop}"))
+	r := g.MustRun(1, "apply", "--yes")
+	if !strings.Contains(r.Stderr, "CrashLoopBackOff") || !strings.Contains(r.Stderr, "rolled back to sha256:") {
+		t.Fatalf("apply of a bad change after the kill: want a rollback naming CrashLoopBackOff:\n%s", r)
+	}
+	if d := cmp.Diff(good, g.roDeployment("web").Spec.Template); d != "" {
+		t.Errorf("web: not back on the last ready template (-want +got):\n%s", d)
+	}
+	g.roRequireReady("web", 1)
+}

@@ -632,11 +632,13 @@ func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, minGen int
 // back to the last pod template that became ready and fails with the reason (SPEC §6 step 6).
 func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *kube.Watch, n *spec.Node, c *plan.Change, obj *unstructured.Unstructured) error {
 	k := c.Key
-	// The template to go back to: the live one, if it was running ready when we started.
-	var prev *appsv1.Deployment
-	if live, _, _, _ := w.Deployment(k.Namespace, k.Name); live != nil && wasReady(live) {
-		prev = live
-	}
+	// The template to go back to: the live one, if it was running ready when we started; else
+	// the last one that became ready, still in its ReplicaSet (an earlier apply was killed
+	// during a rollout that never became ready).
+	rec.mu.Lock()
+	readyHash := rec.node(n.Name).ReadyTemplate
+	rec.mu.Unlock()
+	prev := rollbackTarget(w, k, readyHash)
 	limit := e.rolloutLimit(n)
 	newImage := containerImage(obj, render.ContainerNode)
 	e.emit(Event{Node: n.Name, Phase: PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, limit), Desired: 1})
@@ -647,9 +649,11 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 	}
 	res := e.wait(ctx, w, k, gen, since, limit, n.Name, status.Rollout)
 	if res.Phase == status.Ready {
+		hash := templateHash(w, k)
 		return rec.update(ctx, func(d *state.Document) {
 			ns := rec.node(n.Name)
 			ns.PreviousReady = newImage
+			ns.ReadyTemplate = hash
 			ns.LastRollout = &state.Rollout{Result: state.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(newImage)}
 		})
 	}
@@ -679,9 +683,16 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 	// The way back has its own time budget, not what is left of the first.
 	back2 := e.wait(context.WithoutCancel(ctx), w, k, out.GetGeneration(), time.Now(), limit, n.Name, status.Rollout)
 	msg := why
+	hash := ""
+	if back2.Phase == status.Ready {
+		hash = templateHash(w, k)
+	}
 	_ = rec.update(ctx, func(d *state.Document) {
 		ns := rec.node(n.Name)
 		ns.PreviousReady = oldImage
+		if hash != "" {
+			ns.ReadyTemplate = hash
+		}
 		ns.LastRollout = &state.Rollout{Result: state.RolloutRolledBack, Time: time.Now().UTC(), Message: msg, Digest: digestOf(oldImage)}
 	})
 	if back2.Phase != status.Ready {
@@ -710,6 +721,46 @@ func (e *Engine) failureReport(ctx context.Context, w *kube.Watch, k plan.Key, r
 		}
 	}
 	return b.String()
+}
+
+// rollbackTarget returns the Deployment as it should be set back to on a failed rollout: the
+// live one when it runs ready, else the live one with the template of the ReplicaSet whose
+// pod-template-hash is readyHash; nil when there is none (a first deploy).
+func rollbackTarget(w *kube.Watch, k plan.Key, readyHash string) *appsv1.Deployment {
+	live, rss, _, _ := w.Deployment(k.Namespace, k.Name)
+	if live == nil {
+		return nil
+	}
+	if wasReady(live) {
+		return live
+	}
+	if readyHash == "" {
+		return nil
+	}
+	for _, rs := range rss {
+		if rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == readyHash && metav1.IsControlledBy(rs, live) {
+			prev := live.DeepCopy()
+			prev.Spec.Template = *rs.Spec.Template.DeepCopy()
+			return prev
+		}
+	}
+	return nil
+}
+
+// templateHash is the pod-template-hash of the Deployment's current ReplicaSet (the one of
+// its revision), "" when the cache does not show it.
+func templateHash(w *kube.Watch, k plan.Key) string {
+	live, rss, _, _ := w.Deployment(k.Namespace, k.Name)
+	if live == nil {
+		return ""
+	}
+	rev := live.Annotations["deployment.kubernetes.io/revision"]
+	for _, rs := range rss {
+		if rev != "" && rs.Annotations["deployment.kubernetes.io/revision"] == rev && metav1.IsControlledBy(rs, live) {
+			return rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		}
+	}
+	return ""
 }
 
 // wasReady reports whether a Deployment had all its replicas ready on its current template.

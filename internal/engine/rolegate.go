@@ -24,8 +24,12 @@ func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w *kube.W
 		img = firstImage(dep.Spec.Template.Spec.Containers)
 	}
 	if res.Phase == status.Ready {
+		hash := templateHash(w, k)
 		return rec.update(ctx, func(d *state.Document) {
 			ns := rec.node(n.Name)
+			if hash != "" {
+				ns.ReadyTemplate = hash
+			}
 			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != state.RolloutReady || lr.Digest != digestOf(img)) {
 				ns.PreviousReady = img
 				ns.LastRollout = &state.Rollout{Result: state.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(img)}
