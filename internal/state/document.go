@@ -35,12 +35,12 @@ type Document struct {
 
 // NodeState is what slipway applied for one node.
 type NodeState struct {
-	MachineID     string                `json:"machineID"`
-	Image         ImageRecord           `json:"image"`
-	PreviousReady string                `json:"previousReady,omitempty"` // ref@digest of the last image that became ready
+	MachineID     string      `json:"machineID"`
+	Image         ImageRecord `json:"image"`
+	PreviousReady string      `json:"previousReady,omitempty"` // ref@digest of the last image that became ready
 	// ReadyTemplate is the pod-template-hash of the last pod template that became ready: the
 	// rollback target when the live template is not ready (an earlier apply was killed).
-	ReadyTemplate string `json:"readyTemplate,omitempty"`
+	ReadyTemplate string                `json:"readyTemplate,omitempty"`
 	LastRollout   *Rollout              `json:"lastRollout,omitempty"`
 	Roles         map[string]*RoleState `json:"roles,omitempty"`
 	Suspended     bool                  `json:"suspended,omitempty"`
