@@ -605,7 +605,7 @@ func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, minGen int
 	tick := time.NewTicker(time.Second) // time passes even when nothing changes: limits, grace
 	defer tick.Stop()
 	for {
-		changed := w.Changed()
+		changed := w.Changed(k.Name)
 		dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
 		if dep != nil && dep.Generation < minGen {
 			dep = nil // not seen yet: progressing until the limit

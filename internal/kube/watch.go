@@ -22,11 +22,18 @@ type Watch struct {
 	events  cache.SharedIndexInformer
 	stop    chan struct{}
 
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change
+	mu sync.Mutex
+	// changed holds, per Deployment name, a channel closed at the next change of anything of
+	// that Deployment: a rollout wakes for its own objects only. With 200 nodes waiting,
+	// waking all of them on every change of the namespace costs more CPU than the control
+	// plane, on the same cores, can spare.
+	changed map[string]chan struct{}
 }
 
-const byName = "app.kubernetes.io/name"
+const (
+	byName     = "app.kubernetes.io/name"
+	byInvolved = "involvedObject.name"
+)
 
 // Watch starts watching ns and returns once the caches are filled.
 func (c *Client) Watch(ctx context.Context, ns string) (*Watch, error) {
@@ -38,13 +45,11 @@ func (c *Client) Watch(ctx context.Context, ns string) (*Watch, error) {
 		pods:    f.Core().V1().Pods().Informer(),
 		events:  f.Core().V1().Events().Informer(),
 		stop:    make(chan struct{}),
-		changed: make(chan struct{}),
+		changed: map[string]chan struct{}{},
 	}
 	byLabel := cache.Indexers{byName: func(obj any) ([]string, error) {
-		if o, ok := obj.(interface{ GetLabels() map[string]string }); ok {
-			if v := o.GetLabels()[byName]; v != "" {
-				return []string{v}, nil
-			}
+		if v := nameLabel(obj); v != "" {
+			return []string{v}, nil
 		}
 		return nil, nil
 	}}
@@ -53,13 +58,39 @@ func (c *Client) Watch(ctx context.Context, ns string) (*Watch, error) {
 			return nil, err
 		}
 	}
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { w.notify() },
-		UpdateFunc: func(any, any) { w.notify() },
-		DeleteFunc: func(any) { w.notify() },
+	if err := w.events.AddIndexers(cache.Indexers{byInvolved: func(obj any) ([]string, error) {
+		if e, ok := obj.(*corev1.Event); ok {
+			return []string{e.InvolvedObject.Name}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return nil, err
 	}
-	for _, inf := range []cache.SharedIndexInformer{w.deps, w.rss, w.pods, w.events} {
-		if _, err := inf.AddEventHandler(h); err != nil {
+	owners := map[cache.SharedIndexInformer]func(any) string{
+		w.deps: func(obj any) string {
+			if d, ok := obj.(*appsv1.Deployment); ok {
+				return d.Name
+			}
+			return ""
+		},
+		w.rss:    nameLabel,
+		w.pods:   nameLabel,
+		w.events: w.eventOwner,
+	}
+	for inf, owner := range owners {
+		notify := func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if name := owner(obj); name != "" {
+				w.notify(name)
+			}
+		}
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    notify,
+			UpdateFunc: func(_, obj any) { notify(obj) },
+			DeleteFunc: notify,
+		}); err != nil {
 			return nil, err
 		}
 	}
@@ -75,18 +106,58 @@ func (c *Client) Watch(ctx context.Context, ns string) (*Watch, error) {
 	return w, nil
 }
 
-func (w *Watch) notify() {
+// nameLabel is the app.kubernetes.io/name label of obj: the Deployment a pod or a
+// ReplicaSet belongs to (render sets it on every pod template).
+func nameLabel(obj any) string {
+	if o, ok := obj.(interface{ GetLabels() map[string]string }); ok {
+		return o.GetLabels()[byName]
+	}
+	return ""
+}
+
+// eventOwner maps an event to the Deployment of the pod, ReplicaSet or Deployment it is about.
+func (w *Watch) eventOwner(obj any) string {
+	e, ok := obj.(*corev1.Event)
+	if !ok {
+		return ""
+	}
+	var store cache.Store
+	switch e.InvolvedObject.Kind {
+	case "Deployment":
+		return e.InvolvedObject.Name
+	case "ReplicaSet":
+		store = w.rss.GetStore()
+	case "Pod":
+		store = w.pods.GetStore()
+	default:
+		return ""
+	}
+	if o, ok, _ := store.GetByKey(e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name); ok {
+		return nameLabel(o)
+	}
+	return ""
+}
+
+func (w *Watch) notify(name string) {
 	w.mu.Lock()
-	close(w.changed)
-	w.changed = make(chan struct{})
+	if ch, ok := w.changed[name]; ok {
+		close(ch)
+		delete(w.changed, name)
+	}
 	w.mu.Unlock()
 }
 
-// Changed returns a channel closed at the next change of anything watched.
-func (w *Watch) Changed() <-chan struct{} {
+// Changed returns a channel closed at the next change of Deployment name, its ReplicaSets,
+// its pods or their events.
+func (w *Watch) Changed(name string) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.changed
+	ch, ok := w.changed[name]
+	if !ok {
+		ch = make(chan struct{})
+		w.changed[name] = ch
+	}
+	return ch
 }
 
 // Stop ends the watches.
@@ -100,8 +171,8 @@ func (w *Watch) Stop() {
 }
 
 // Deployment returns the cached Deployment name (nil when absent) with its ReplicaSets and
-// pods (those labelled app.kubernetes.io/name=name) and the namespace's events about them.
-// The objects are copies: callers may keep them.
+// pods (those labelled app.kubernetes.io/name=name) and the events about them. The objects
+// are copies: callers may keep them.
 func (w *Watch) Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event) {
 	var dep *appsv1.Deployment
 	if o, ok, _ := w.deps.GetStore().GetByKey(ns + "/" + name); ok {
@@ -114,20 +185,20 @@ func (w *Watch) Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.Repli
 	}
 	var pods []*corev1.Pod
 	objs, _ = w.pods.GetIndexer().ByIndex(byName, name)
-	names := map[string]bool{name: true}
+	names := []string{name}
 	for _, o := range objs {
 		p := o.(*corev1.Pod).DeepCopy()
 		pods = append(pods, p)
-		names[p.Name] = true
+		names = append(names, p.Name)
 	}
 	for _, rs := range rss {
-		names[rs.Name] = true
+		names = append(names, rs.Name)
 	}
 	var evs []*corev1.Event
-	for _, o := range w.events.GetStore().List() {
-		e := o.(*corev1.Event)
-		if names[e.InvolvedObject.Name] {
-			evs = append(evs, e.DeepCopy())
+	for _, n := range names {
+		objs, _ := w.events.GetIndexer().ByIndex(byInvolved, n)
+		for _, o := range objs {
+			evs = append(evs, o.(*corev1.Event).DeepCopy())
 		}
 	}
 	return dep, rss, pods, evs
