@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// SIGINT during a long rollout: the apply finishes its step, writes the state, releases the
+// lock and exits non-zero; the next apply converges (SPEC §8, issue 5).
+func TestApplyInterrupted(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "sigint", rolloutFile("5m", ""), "web")
+	g.MustRun(0, "apply", "--yes")
+	before := g.State().State.Serial
+
+	g.roWriteGroupFile(rolloutFile("5m", neverReadyEnv))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := g.Command(ctx, "apply", "--yes")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for roEnv(g.roDeployment("web").Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") != "never-ready" {
+		if ctx.Err() != nil {
+			t.Fatal("the apply never applied the new template")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	err := cmd.Wait()
+	if took := time.Since(sent); took > 20*time.Second {
+		t.Errorf("apply took %s to stop after SIGINT", took)
+	}
+	if err == nil {
+		t.Fatalf("interrupted apply exited 0:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "finishing the current step") {
+		t.Errorf("stderr does not say what SIGINT does:\n%s", stderr.String())
+	}
+	st := g.State()
+	if st.Lock != nil {
+		t.Fatalf("lock %s left after SIGINT:\n%s", st.Lock.ID, stderr.String())
+	}
+	if st.State == nil || st.State.Serial < before {
+		t.Fatalf("state after SIGINT: %+v (serial before %d)", st.State, before)
+	}
+
+	g.roWriteGroupFile(rolloutFile("5m", ""))
+	g.MustRun(0, "apply", "--yes")
+	g.MustRun(0, "plan", "--detailed-exitcode")
+	g.roRequireReady("web", 1)
+	g.roRequireReady("web-worker", 2)
+}
