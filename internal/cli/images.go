@@ -113,18 +113,14 @@ func imagesBuild(ctx context.Context, g *Globals, out string, stdout, stderr io.
 	b := image.NewBuilder(opts)
 	var imgs []image.LayoutImage
 	for _, job := range imageJobs(grp, opts.Registry, ns) {
-		img, warnings, err := b.Build(ctx, job.Source)
+		img, ref, warnings, err := image.BuildTagged(ctx, b, job)
 		for _, w := range warnings {
 			fmt.Fprintf(stderr, "warning: image %s: %s\n", job.Name, w)
 		}
 		if err != nil {
-			return fmt.Errorf("image %s: %w", job.Name, err)
+			return err
 		}
-		tag, err := b.Tag(img)
-		if err != nil {
-			return fmt.Errorf("image %s: %w", job.Name, err)
-		}
-		imgs = append(imgs, image.LayoutImage{Ref: job.Repository + ":" + tag, Image: img})
+		imgs = append(imgs, image.LayoutImage{Ref: ref, Image: img})
 	}
 	if err := image.WriteLayout(out, imgs); err != nil {
 		return err

@@ -127,18 +127,13 @@ func resolveDigests(ctx context.Context, b imageTagger, reg imageLookup, jobs []
 	eg.SetLimit(max(parallelism, 1))
 	for i, job := range jobs {
 		eg.Go(func() error {
-			img, warnings, err := b.Build(ctx, job.Source)
+			_, ref, warnings, err := image.BuildTagged(ctx, b, job)
 			for _, w := range warnings {
 				fmt.Fprintf(stderr, "warning: image %s: %s\n", job.Name, w)
 			}
 			if err != nil {
-				return fmt.Errorf("image %s: %w", job.Name, err)
+				return err
 			}
-			tag, err := b.Tag(img)
-			if err != nil {
-				return fmt.Errorf("image %s: %w", job.Name, err)
-			}
-			ref := job.Repository + ":" + tag
 			h, found, err := reg.Lookup(ctx, ref)
 			if err != nil {
 				return fmt.Errorf("image %s: %w", job.Name, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -212,37 +213,30 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 	// nodes an apply rolls out.
 	forEach(ctx, max(e.o.Parallelism, 32), idx, func(i int) {
 		job := t.Jobs[i]
-		img, warnings, err := e.o.Builder.Build(ctx, job.Source)
+		img, ref, warnings, err := image.BuildTagged(ctx, e.o.Builder, job)
 		for _, w := range warnings {
 			e.emit(Event{Node: nodeOfJob(t.Group, job.Name), Phase: PhasePlan, Message: "image " + job.Name + ": " + w})
 		}
 		if err != nil {
-			errs[i] = fmt.Errorf("node %s: image: %w", nodeOfJob(t.Group, job.Name), err)
+			errs[i] = fmt.Errorf("node %s: %w", nodeOfJob(t.Group, job.Name), err)
 			return
 		}
-		tag, err := e.o.Builder.Tag(img)
-		if err == nil {
-			ref := job.Repository + ":" + tag
-			// The registry's digest for the content tag is what a Deployment pins (SPEC §4).
-			// Only an image the registry lacks needs its own digest, which compresses its
-			// layer: an unchanged node costs a hashing pass and a HEAD, no compression.
-			h, found, lerr := e.o.Publisher.Lookup(ctx, ref)
-			if lerr == nil && !found {
-				h, lerr = img.Digest()
-			}
-			if lerr != nil {
-				err = lerr
-			} else {
-				out[i] = plan.Image{Name: job.Name, Node: nodeOfJob(t.Group, job.Name), Tag: ref,
-					Digest: job.Repository + "@" + h.String(), Push: !found}
-				mu.Lock()
-				e.images[job.Name] = builtImage{job: job, img: img, tag: ref}
-				mu.Unlock()
-			}
+		// The registry's digest for the content tag is what a Deployment pins (SPEC §4). Only
+		// an image the registry lacks needs its own digest, which compresses its layer: an
+		// unchanged node costs a hashing pass and a HEAD, no compression.
+		h, found, err := e.o.Publisher.Lookup(ctx, ref)
+		if err == nil && !found {
+			h, err = img.Digest()
 		}
 		if err != nil {
 			errs[i] = fmt.Errorf("node %s: image %s: %w", nodeOfJob(t.Group, job.Name), job.Name, err)
+			return
 		}
+		out[i] = plan.Image{Name: job.Name, Node: nodeOfJob(t.Group, job.Name), Tag: ref,
+			Digest: job.Repository + "@" + h.String(), Push: !found}
+		mu.Lock()
+		e.images[job.Name] = builtImage{job: job, img: img, tag: ref}
+		mu.Unlock()
 	})
 	return out, errors.Join(errs...)
 }

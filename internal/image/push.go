@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Job is one image to build and push.
@@ -55,24 +56,33 @@ type Event struct {
 // progressInterval bounds the rate of progress events per image: uploads report every read.
 const progressInterval = 200 * time.Millisecond
 
+// BuildTagged builds the image of job and returns it with its content-tag reference
+// `<repository>:<tag>` and the build's warnings (files skipped). Errors name the image.
+func BuildTagged(ctx context.Context, b Builder, job Job) (img v1.Image, ref string, warnings []string, err error) {
+	img, warnings, err = b.Build(ctx, job.Source)
+	if err != nil {
+		return nil, "", warnings, fmt.Errorf("image %s: %w", job.Name, err)
+	}
+	tag, err := b.Tag(img)
+	if err != nil {
+		return nil, "", warnings, fmt.Errorf("image %s: %w", job.Name, err)
+	}
+	return img, job.Repository + ":" + tag, warnings, nil
+}
+
 // Push builds the image of job, asks the registry for its tag and uploads it only when the
 // tag is not there. emit may be nil.
 func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(Event)) (Result, error) {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	img, warnings, err := b.Build(ctx, job.Source)
+	img, ref, warnings, err := BuildTagged(ctx, b, job)
 	for _, w := range warnings {
 		emit(Event{Name: job.Name, Kind: EventWarning, Message: w})
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("image %s: %w", job.Name, err)
+		return Result{}, err
 	}
-	tag, err := b.Tag(img)
-	if err != nil {
-		return Result{}, fmt.Errorf("image %s: %w", job.Name, err)
-	}
-	ref := job.Repository + ":" + tag
 	emit(Event{Name: job.Name, Kind: EventBuilt, Ref: ref})
 	digestRef := func(d string) (name.Digest, error) {
 		return name.NewDigest(job.Repository+"@"+d, name.WeakValidation)
