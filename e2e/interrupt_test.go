@@ -17,21 +17,10 @@ func TestApplyInterrupted(t *testing.T) {
 	g.MustRun(0, "apply", "--yes")
 	before := g.State().State.Serial
 
-	g.roWriteGroupFile(rolloutFile("5m", neverReadyEnv))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := g.Command(ctx, "apply", "--yes")
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for roEnv(g.roDeployment("web").Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") != "never-ready" {
-		if ctx.Err() != nil {
-			t.Fatal("the apply never applied the new template")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd := g.applyIntoNeverReady(ctx, &stderr)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -654,30 +656,11 @@ func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
 	g.MustRun(0, "apply", "--yes")
 	roleTemplate := g.roDeployment("web-worker").Spec.Template
 
-	g.roWriteGroupFile(rolloutFile("5m", neverReadyEnv))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := g.Command(ctx, "apply", "--yes")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Kill it once the new template is applied and the roles are stopped.
-	for {
-		d := g.roDeployment("web")
-		if roEnv(d.Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") == "never-ready" && *g.roDeployment("web-worker").Spec.Replicas == 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the apply never applied the new template")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd := g.applyIntoNeverReady(ctx, nil)
 	time.Sleep(time.Second)
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	if l := g.State().Lock; l != nil {
-		g.MustRun(0, "state", "unlock", l.ID)
-	}
+	g.killAndUnlock(cmd)
 
 	r := g.MustRun(1, "apply", "--yes", "--timeout", "10s")
 	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web is not ready \(NotReady: pod web-\S+: container node: did not become ready within 10s: .+\): its roles stay stopped; the next apply tries again$`)
@@ -711,25 +694,11 @@ func TestRolloutAfterKillRollsBackToLastReady(t *testing.T) {
 	g.MustRun(0, "apply", "--yes")
 	good := g.roDeployment("web").Spec.Template
 
-	g.roWriteGroupFile(rolloutFile("5m", neverReadyEnv))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := g.Command(ctx, "apply", "--yes")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for roEnv(g.roDeployment("web").Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") != "never-ready" {
-		if ctx.Err() != nil {
-			t.Fatal("the apply never applied the new template")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	cmd := g.applyIntoNeverReady(ctx, nil)
 	time.Sleep(time.Second)
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	if l := g.State().Lock; l != nil {
-		g.MustRun(0, "state", "unlock", l.ID)
-	}
+	g.killAndUnlock(cmd)
 
 	g.roWriteGroupFile(rolloutFile("5m", "env: {SLIPWAY_DEV_POD: crashloop}"))
 	r := g.MustRun(1, "apply", "--yes")
@@ -740,4 +709,38 @@ func TestRolloutAfterKillRollsBackToLastReady(t *testing.T) {
 		t.Errorf("web: not back on the last ready template (-want +got):\n%s", d)
 	}
 	g.roRequireReady("web", 1)
+}
+
+// applyIntoNeverReady writes the never-ready file, starts `apply --yes` and returns once the
+// web Deployment has the never-ready template and its roles are stopped: the moment an
+// operator's Ctrl-C or a crash lands in a rollout that will not finish by itself.
+func (g *Group) applyIntoNeverReady(ctx context.Context, stderr io.Writer) *exec.Cmd {
+	g.t.Helper()
+	g.roWriteGroupFile(rolloutFile("5m", neverReadyEnv))
+	cmd := g.Command(ctx, "apply", "--yes")
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		g.t.Fatal(err)
+	}
+	for {
+		d := g.roDeployment("web")
+		if roEnv(d.Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") == "never-ready" && *g.roDeployment("web-worker").Spec.Replicas == 0 {
+			return cmd
+		}
+		if ctx.Err() != nil {
+			g.t.Fatal("the apply never applied the new template")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// killAndUnlock kills an apply as SIGKILL would and removes the lock it leaves, as an
+// operator does with `state unlock`.
+func (g *Group) killAndUnlock(cmd *exec.Cmd) {
+	g.t.Helper()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if l := g.State().Lock; l != nil {
+		g.MustRun(0, "state", "unlock", l.ID)
+	}
 }
