@@ -22,7 +22,8 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer s.printer.Close()
+			// The printer may be swapped (plan text between two views): close the last one.
+			defer func() { s.printer.Close() }()
 			if err := confirm(yes, "destroy", "Destroy group "+s.group.Name+": delete namespace "+s.ns+" with every node's state", cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
 				return err
 			}

@@ -27,7 +27,8 @@ func newStatusCmd(g *Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer s.printer.Close()
+			// The printer may be swapped (plan text between two views): close the last one.
+			defer func() { s.printer.Close() }()
 			st, err := s.engine.Status(cmd.Context(), s.target)
 			if err != nil {
 				return err

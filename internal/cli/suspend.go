@@ -30,7 +30,8 @@ func newScaleCmd(g *Globals, suspend bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer s.printer.Close()
+			// The printer may be swapped (plan text between two views): close the last one.
+			defer func() { s.printer.Close() }()
 			if err := confirm(yes, verb, what+s.group.Name, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
 				return err
 			}

@@ -93,7 +93,7 @@ func size(n int64) string {
 }
 
 // NewLive redraws one line per node on a terminal: phase, ready pods, elapsed, last message.
-// Failures are printed in full below the view when it closes.
+// A failure shows in its node's line; the command's error says it in full.
 func NewLive(w io.Writer) Printer {
 	l := &livePrinter{w: w, rows: map[string]*row{}, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.loop()
@@ -109,15 +109,17 @@ type row struct {
 }
 
 type livePrinter struct {
-	mu       sync.Mutex
-	w        io.Writer
-	rows     map[string]*row
-	order    []string
-	drawn    int
-	start    time.Time
-	failures []string
-	stop     chan struct{}
-	done     chan struct{}
+	mu        sync.Mutex
+	w         io.Writer
+	rows      map[string]*row
+	order     []string
+	drawn     int
+	start     time.Time
+	failures  []string
+	reported  int // failures already printed by an earlier Close
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 func (l *livePrinter) Event(e engine.Event) {
@@ -142,9 +144,6 @@ func (l *livePrinter) Event(e engine.Event) {
 	}
 	if e.Phase == engine.PhaseDone || e.Phase == engine.PhaseFailed || e.Phase == engine.PhaseUnchanged {
 		r.finished = true
-	}
-	if e.Phase == engine.PhaseFailed {
-		l.failures = append(l.failures, name+": "+e.Message)
 	}
 }
 
@@ -184,14 +183,10 @@ func (l *livePrinter) draw() {
 	_, _ = io.WriteString(l.w, b.String())
 }
 
+// Close stops the view after a last frame; closing twice is harmless.
 func (l *livePrinter) Close() {
-	close(l.stop)
+	l.closeOnce.Do(func() { close(l.stop) })
 	<-l.done
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, f := range l.failures {
-		fmt.Fprintln(l.w, "failed:", f)
-	}
 }
 
 // Plan writes p as text: per node its images and changes, destructive ones marked, the drift,

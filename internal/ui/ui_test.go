@@ -99,3 +99,15 @@ func TestPlainLines(t *testing.T) {
 		t.Errorf("plain lines (-want +got):\n%s", d)
 	}
 }
+
+func TestLiveCloseTwice(t *testing.T) {
+	var b bytes.Buffer
+	p := NewLive(&b)
+	p.Event(engine.Event{Time: time.Now(), Node: "web", Phase: engine.PhaseFailed, Message: "deployment web: rollout failed"})
+	p.Close()
+	p.Close() // a printer swapped out and closed again by a deferred Close must not panic
+	frames := strings.Split(b.String(), "\x1b[2K")
+	if last := frames[len(frames)-1]; !strings.Contains(last, "failed") || !strings.Contains(last, "deployment web: rollout failed") {
+		t.Errorf("last frame does not show the failure: %q", last)
+	}
+}
