@@ -93,9 +93,9 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 		return !ri && rj
 	})
 	var errs []error
-	verb := "resume"
+	verb, done := "resume", "resumed"
 	if suspend {
-		verb = "suspend"
+		verb, done = "suspend", "suspended"
 	}
 	gens := make([]int64, len(targets))
 	for i, tg := range targets {
@@ -129,7 +129,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
-		e.emit(Event{Phase: PhaseDone, Message: verb + "d"})
+		e.emit(Event{Phase: PhaseDone, Message: done})
 	}
 	return joinErrs(errs)
 }
