@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -415,4 +417,34 @@ func managedOf(t *testing.T, g *Group, node string) []string {
 		out = append(out, "PersistentVolumeClaim/"+o.Name)
 	}
 	return out
+}
+
+// A state lost (or moved to another backend) must not give running nodes new identities: the
+// machine IDs come back from the live Deployments and nothing restarts.
+func TestStateLostKeepsMachineIDs(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "lost", helloGroup, "web", "db")
+	g.MustRun(0, "apply", "--yes")
+	before := g.State().State
+	uids := g.PodUIDs()
+	if err := os.Remove(filepath.Join(g.Dir, ".slipway", "state", g.Name+".json")); err != nil {
+		t.Fatal(err)
+	}
+	r := g.MustRun(0, "plan", "--detailed-exitcode")
+	if !strings.Contains(r.Stdout, "No changes.") {
+		t.Fatalf("plan without a state: want No changes., got %s", r)
+	}
+	g.MustRun(0, "apply", "--yes")
+	after := g.State().State
+	for _, n := range []string{"web", "db"} {
+		if after.Nodes[n] == nil || after.Nodes[n].MachineID != before.Nodes[n].MachineID {
+			t.Errorf("node %s: machine ID %v after the state was lost, want %s", n, after.Nodes[n], before.Nodes[n].MachineID)
+		}
+	}
+	if got, want := after.Nodes["web"].Roles["worker"].MachineID, before.Nodes["web"].Roles["worker"].MachineID; got != want {
+		t.Errorf("role worker: machine ID %s, want %s", got, want)
+	}
+	if d := cmp.Diff(uids, g.PodUIDs()); d != "" {
+		t.Errorf("pods restarted after the state was lost (-before +after):\n%s", d)
+	}
 }

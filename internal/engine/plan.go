@@ -97,7 +97,10 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := machineIDs(t.Group, doc)
+	if l.err != nil {
+		return nil, l.err
+	}
+	ids := machineIDs(t.Group, doc, l.live, t.Namespace)
 	refs := map[string]string{}
 	for _, im := range images {
 		refs[im.Name] = im.Digest
@@ -118,9 +121,6 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 			_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
 		}
 		desired = append(desired, u)
-	}
-	if l.err != nil {
-		return nil, l.err
 	}
 	liveByKey := map[plan.Key]*unstructured.Unstructured{}
 	for k, u := range l.live {
@@ -174,27 +174,53 @@ func containerImage(d *unstructured.Unstructured, container string) string {
 	return ""
 }
 
-// machineIDs returns the machine ID of every node and role: the state's, or a new random
-// UUID for a node or role the state does not know (FR-013).
-func machineIDs(g *spec.Group, doc *state.Document) map[string]string {
+// machineIDs returns the machine ID of every node and role (FR-013): the state's; else the
+// one its live Deployment already runs with (a state lost or moved to another backend must
+// not give a running node a new identity); else a new random UUID.
+func machineIDs(g *spec.Group, doc *state.Document, live map[kube.Key]*unstructured.Unstructured, ns string) map[string]string {
+	running := func(deployment string) string {
+		d := live[kube.Key{Kind: "Deployment", Namespace: ns, Name: deployment}]
+		if d == nil {
+			return ""
+		}
+		cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+		for _, c := range cs {
+			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
+			for _, e := range env {
+				if m, ok := e.(map[string]any); ok && m["name"] == render.EnvMachineID {
+					v, _ := m["value"].(string)
+					return v
+				}
+			}
+		}
+		return ""
+	}
+	pick := func(fromState, deployment string) string {
+		if fromState != "" {
+			return fromState
+		}
+		if id := running(deployment); id != "" {
+			return id
+		}
+		return uuid.NewString()
+	}
 	ids := map[string]string{}
 	for _, n := range g.Nodes {
-		var ns *state.NodeState
+		var st *state.NodeState
 		if doc != nil {
-			ns = doc.Nodes[n.Name]
+			st = doc.Nodes[n.Name]
 		}
-		if ns != nil && ns.MachineID != "" {
-			ids[n.Name] = ns.MachineID
-		} else {
-			ids[n.Name] = uuid.NewString()
+		var fromState string
+		if st != nil {
+			fromState = st.MachineID
 		}
+		ids[n.Name] = pick(fromState, n.Name)
 		for _, r := range n.Roles {
-			key := spec.RoleMachineIDKey(n.Name, r.Name)
-			if ns != nil && ns.Roles[r.Name] != nil && ns.Roles[r.Name].MachineID != "" {
-				ids[key] = ns.Roles[r.Name].MachineID
-			} else {
-				ids[key] = uuid.NewString()
+			fromState = ""
+			if st != nil && st.Roles[r.Name] != nil {
+				fromState = st.Roles[r.Name].MachineID
 			}
+			ids[spec.RoleMachineIDKey(n.Name, r.Name)] = pick(fromState, spec.RoleObjectName(n.Name, r.Name))
 		}
 	}
 	return ids
