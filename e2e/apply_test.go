@@ -373,49 +373,19 @@ func TestApplyRemoveNode(t *testing.T) {
 	g.MustRun(0, "plan", "--detailed-exitcode")
 }
 
-// managedOf lists the objects labelled with node (Deployments, pods, Services, policies,
-// accounts, claims), terminating ones included.
+// managedOf lists the objects of the kinds slipway makes that are labelled with node,
+// terminating ones included.
 func managedOf(t *testing.T, g *Group, node string) []string {
 	t.Helper()
-	ctx := context.Background()
-	cs := g.Kube.Clientset
-	sel := metav1.ListOptions{LabelSelector: "slipway.dev/node=" + node}
+	live, err := g.Kube.ListManaged(context.Background(), g.Name, "slipway.dev/node="+node)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	deps, err := cs.AppsV1().Deployments(g.Name).List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
+	for k := range live {
+		out = append(out, k.Kind+"/"+k.Name)
 	}
-	for _, o := range deps.Items {
-		out = append(out, "Deployment/"+o.Name)
-	}
-	svcs, err := cs.CoreV1().Services(g.Name).List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range svcs.Items {
-		out = append(out, "Service/"+o.Name)
-	}
-	nps, err := cs.NetworkingV1().NetworkPolicies(g.Name).List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range nps.Items {
-		out = append(out, "NetworkPolicy/"+o.Name)
-	}
-	sas, err := cs.CoreV1().ServiceAccounts(g.Name).List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range sas.Items {
-		out = append(out, "ServiceAccount/"+o.Name)
-	}
-	pvcs, err := cs.CoreV1().PersistentVolumeClaims(g.Name).List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range pvcs.Items {
-		out = append(out, "PersistentVolumeClaim/"+o.Name)
-	}
+	slices.Sort(out)
 	return out
 }
 

@@ -37,8 +37,8 @@ func (e *exitError) Unwrap() error { return e.err }
 // withExitCode wraps err so that main exits with code.
 func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }
 
-// lockHeld is set by the state package's LockError through errors.As in ExitCode; other
-// packages register a classifier instead of cli importing all of them here.
+// exitClassifiers map typed errors to exit codes (lock.go registers LockError → 3), so this
+// file need not know every package's errors.
 var exitClassifiers []func(error) (int, bool)
 
 // ExitCode maps an error returned by the command tree to the process exit code.

@@ -17,16 +17,6 @@ import (
 	"slipway.dev/slipway/internal/ui"
 )
 
-func init() {
-	exitClassifiers = append(exitClassifiers, func(err error) (int, bool) {
-		var se *engine.StalePlanError
-		if errors.As(err, &se) {
-			return ExitError, true
-		}
-		return 0, false
-	})
-}
-
 // session is what the verbs that talk to a cluster share: the group, its namespace, the
 // cluster, the registry, the state and the engine.
 type session struct {

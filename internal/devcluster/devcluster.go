@@ -496,7 +496,9 @@ func stopAll(dir string) (int, error) {
 		}
 	}
 	if binDir == "" {
-		binDir, _ = func() (string, error) { c, err := CacheDir(); return filepath.Join(c, "bin"), err }()
+		if c, err := CacheDir(); err == nil {
+			binDir = filepath.Join(c, "bin")
+		}
 	}
 	stopped := 0
 	for i := len(components) - 1; i >= 0; i-- {

@@ -69,6 +69,14 @@ func (r *recorder) node(name string) *state.NodeState {
 	return ns
 }
 
+// checkSerial refuses a plan made against another serial of the state.
+func checkSerial(p *plan.Plan, serial int64) error {
+	if serial != p.StateSerial {
+		return &StalePlanError{fmt.Sprintf("plan for group %s was made at state serial %d, the state is now at %d: plan again", p.Group, p.StateSerial, serial)}
+	}
+	return nil
+}
+
 // CheckFresh refuses a saved plan when the state or a planned object moved since it was made.
 func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	doc, err := readState(ctx, t)
@@ -79,8 +87,8 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	if doc != nil {
 		serial = doc.Serial
 	}
-	if serial != p.StateSerial {
-		return &StalePlanError{fmt.Sprintf("plan for group %s was made at state serial %d, the state is now at %d: plan again", p.Group, p.StateSerial, serial)}
+	if err := checkSerial(p, serial); err != nil {
+		return err
 	}
 	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, render.LabelGroup+"="+p.Group)
 	if err != nil {
@@ -123,8 +131,8 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	if doc == nil {
 		doc = &state.Document{Group: p.Group}
 	}
-	if doc.Serial != p.StateSerial {
-		return &StalePlanError{fmt.Sprintf("plan for group %s was made at state serial %d, the state is now at %d: plan again", p.Group, p.StateSerial, doc.Serial)}
+	if err := checkSerial(p, doc.Serial); err != nil {
+		return err
 	}
 	rec := &recorder{store: t.Store, doc: doc}
 
@@ -353,13 +361,13 @@ func imageRecord(im plan.Image) state.ImageRecord {
 
 func (e *Engine) push(ctx context.Context, im plan.Image) error {
 	e.mu.Lock()
-	b, ok := e.images[im.Name]
+	img, ok := e.images[im.Name]
 	e.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("image %s: not built in this run", im.Name)
 	}
 	e.emit(Event{Node: im.Node, Phase: PhasePush, Message: "pushing " + im.Tag})
-	d, err := e.o.Publisher.Publish(ctx, im.Tag, b.img, func(done, total int64) {
+	d, err := e.o.Publisher.Publish(ctx, im.Tag, img, func(done, total int64) {
 		e.emit(Event{Node: im.Node, Phase: PhasePush, Image: &image.Event{Name: im.Name, Kind: image.EventProgress, Ref: im.Tag, Done: done, Total: total}})
 	})
 	if err != nil {

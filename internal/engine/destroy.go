@@ -131,18 +131,5 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	if len(errs) == 0 {
 		e.emit(Event{Phase: PhaseDone, Message: done})
 	}
-	return joinErrs(errs)
-}
-
-func joinErrs(errs []error) error {
-	var out []error
-	for _, e := range errs {
-		if e != nil {
-			out = append(out, e)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return errors.Join(out...)
+	return errors.Join(errs...)
 }

@@ -69,13 +69,7 @@ type Engine struct {
 	o Options
 
 	mu     sync.Mutex
-	images map[string]builtImage // built during Plan, pushed during Apply
-}
-
-type builtImage struct {
-	job image.Job
-	img v1.Image
-	tag string
+	images map[string]v1.Image // built during Plan by image name, pushed during Apply
 }
 
 // New returns an Engine.
@@ -86,7 +80,7 @@ func New(o Options) *Engine {
 	if o.Emit == nil {
 		o.Emit = func(Event) {}
 	}
-	return &Engine{o: o, images: map[string]builtImage{}}
+	return &Engine{o: o, images: map[string]v1.Image{}}
 }
 
 func (e *Engine) emit(ev Event) {

@@ -261,7 +261,7 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 		out[i] = plan.Image{Name: job.Name, Node: nodeOfJob(t.Group, job.Name), Tag: ref,
 			Digest: job.Repository + "@" + h.String(), Push: !found}
 		mu.Lock()
-		e.images[job.Name] = builtImage{job: job, img: img, tag: ref}
+		e.images[job.Name] = img
 		mu.Unlock()
 	})
 	return out, errors.Join(errs...)

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,12 +39,6 @@ var ManagedKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "PersistentVolumeClaim"},
 	{Version: "v1", Kind: "Service"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
-}
-
-// IsUnreachable reports whether err means the API server could not be reached at all.
-func IsUnreachable(err error) bool {
-	var se *apierrors.StatusError
-	return err != nil && !errors.As(err, &se)
 }
 
 // Ping asks the server for its version: the cheapest proof that it is reachable and that the
@@ -211,18 +204,6 @@ func (c *Client) PodLogTail(ctx context.Context, ns, pod, container string, n in
 		return ""
 	}
 	return strings.TrimRight(string(b), "\n")
-}
-
-// DeploymentTemplate returns the live pod template and replicas of Deployment ns/name.
-func (c *Client) Deployment(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {
-	d, err := c.Clientset.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("deployment %s/%s: %w", ns, name, err)
-	}
-	return d, nil
 }
 
 // IsImmutableFieldError reports whether an apply failed because it changes an immutable field,
