@@ -1,10 +1,8 @@
 package spec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/netip"
 	"os"
@@ -159,27 +157,10 @@ func (d *decoder) syntax(err error) {
 }
 
 func (d *decoder) group(data []byte) *Group {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.add(0, "", "the file is empty")
-		} else {
-			d.syntax(err)
-		}
+	root := d.document(data)
+	if root == nil {
 		return nil
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		d.add(extra.Line, "", "the file has more than one YAML document")
-	} else if !errors.Is(err, io.EOF) {
-		d.syntax(err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		d.add(0, "", "the file is empty")
-		return nil
-	}
-	root := deref(doc.Content[0])
 	g := &Group{File: d.file, Dir: d.dir}
 	m, ok := d.mapping(root, "", groupFields)
 	if !ok {
@@ -770,29 +751,7 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 				if !ok {
 					continue
 				}
-				var f AddFile
-				if sv := am["src"]; sv != nil {
-					if s, ok := d.str(sv, ip+".src"); ok {
-						f.Src = d.resolve(s)
-						// A directory is added with its tree (image.AddFile).
-						if _, err := os.Stat(f.Src); err != nil {
-							d.errAt(deref(sv), ip+".src", "%s does not exist", shown(s))
-						}
-					}
-				} else {
-					d.errAt(deref(it), ip+".src", "is required")
-				}
-				if sv := am["dst"]; sv != nil {
-					if s, ok := d.str(sv, ip+".dst"); ok {
-						if !strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") {
-							d.errAt(deref(sv), ip+".dst", "%q is not an absolute file path", s)
-						}
-						f.Dst = s
-					}
-				} else {
-					d.errAt(deref(it), ip+".dst", "is required")
-				}
-				img.Add = append(img.Add, f)
+				img.Add = append(img.Add, d.addFile(it, am, ip))
 			}
 		}
 		if m["base"] == nil {
