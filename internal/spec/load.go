@@ -46,21 +46,6 @@ func Parse(name string, data []byte, baseDir string) (*Group, error) {
 	return g, nil
 }
 
-// Field sets of the file's mappings: anything else is an unknown field.
-var (
-	groupFields    = []string{"group", "namespace", "runtimeClassName", "defaults", "nodes"}
-	nodeFields     = []string{"image", "init", "readiness", "env", "resources", "rolloutTimeout", "state", "firewall", "publishedNames", "roles"}
-	imageFields    = []string{"rootfs", "archive", "base", "add", "command"}
-	addFields      = []string{"src", "dst"}
-	probeFields    = []string{"exec", "http", "tcp"}
-	httpFields     = []string{"port", "path"}
-	resourceFields = []string{"requests", "limits"}
-	stateFields    = []string{"size", "storageClass"}
-	firewallFields = []string{"served", "published", "admin", "operator", "internalSources", "adminSources", "operatorSources"}
-	roleFields     = []string{"replicas", "ports", "metrics", "service"}
-	serviceFields  = []string{"image", "environment"}
-)
-
 // Keys whose mappings merge key by key with `defaults:` (a node's own key wins); any other
 // field is taken whole, from the node when it has it, else from the defaults. An image or a
 // probe is taken whole because "exactly one source" must hold for what the node wrote.
@@ -316,7 +301,7 @@ func what(n *yaml.Node) string {
 
 // mapping checks that n is a mapping of known fields, each once, and returns the values by
 // field; null values count as absent.
-func (d *decoder) mapping(n *yaml.Node, path string, known []string) (map[string]*yaml.Node, bool) {
+func (d *decoder) mapping(n *yaml.Node, path string, known *section) (map[string]*yaml.Node, bool) {
 	n = deref(n)
 	if isNull(n) {
 		return map[string]*yaml.Node{}, true
@@ -339,7 +324,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, known []string) (map[string
 			continue
 		}
 		seen[k.Value] = k.Line
-		if !slices.Contains(known, k.Value) {
+		if !known.has(k.Value) {
 			d.errAt(k, p, "unknown field %q", k.Value)
 			continue
 		}
@@ -776,7 +761,7 @@ func (d *decoder) probe(n *yaml.Node, path string) *Probe {
 		return nil
 	}
 	var kinds []string
-	for _, k := range probeFields {
+	for _, k := range probeFields.names() {
 		if m[k] != nil {
 			kinds = append(kinds, k)
 		}

@@ -1,0 +1,146 @@
+package spec_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// The user's documentation, kept true by the tests below.
+const (
+	docsDir = "../../docs"
+	// docsRoot is what the examples' paths resolve against: nodes/web/rootfs/, build/sso.tar
+	// and conf/proxy.conf, the layout docs/group-file.md tells the reader to have.
+	docsRoot = "testdata/docs"
+)
+
+// referenceRow is a row of the field reference: "| `nodes.<node>.image` | …".
+var referenceRow = regexp.MustCompile("^\\| `([^`]+)` \\|")
+
+// TestDocsGroupFileReference: the reference in docs/group-file.md has one row for every field
+// the loader accepts, and no row for a field it does not accept.
+func TestDocsGroupFileReference(t *testing.T) {
+	file := filepath.Join(docsDir, "group-file.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int{} // field → line
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for line := 1; sc.Scan(); line++ {
+		m := referenceRow.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		if first, dup := rows[m[1]]; dup {
+			t.Errorf("%s:%d: field %s has a second row (first at line %d)", file, line, m[1], first)
+		}
+		rows[m[1]] = line
+	}
+	fields := spec.Fields()
+	if len(fields) == 0 {
+		t.Fatal("spec.Fields() lists no field")
+	}
+	for _, f := range fields {
+		if _, ok := rows[f]; !ok {
+			t.Errorf("%s: field %s, which the loader accepts, has no row `| `%s` | … |` in the reference", file, f, f)
+		}
+	}
+	for f, line := range rows {
+		if !slices.Contains(fields, f) {
+			t.Errorf("%s:%d: the reference documents %s, which the loader does not accept", file, line, f)
+		}
+	}
+}
+
+// fence is one fenced code block of a Markdown file.
+type fence struct {
+	info string // the info string: yaml, text, sh, …
+	line int    // line of the opening fence
+	body string
+}
+
+// fences returns the fenced code blocks of md, indented ones (in a list item) included.
+func fences(md []byte) ([]fence, error) {
+	var out []fence
+	var cur *fence
+	var indent string
+	sc := bufio.NewScanner(bytes.NewReader(md))
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		trimmed := strings.TrimLeft(text, " ")
+		if cur == nil {
+			if strings.HasPrefix(trimmed, "```") {
+				indent = text[:len(text)-len(trimmed)]
+				cur = &fence{info: strings.TrimSpace(strings.TrimPrefix(trimmed, "```")), line: line}
+			}
+			continue
+		}
+		if strings.TrimSpace(text) == "```" {
+			out = append(out, *cur)
+			cur = nil
+			continue
+		}
+		cur.body += strings.TrimPrefix(text, indent) + "\n"
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("line %d: fence not closed", cur.line)
+	}
+	return out, sc.Err()
+}
+
+// TestDocsExamplesLoad: every ```yaml block of docs/ is a group file the loader accepts as it
+// is. YAML that is not a group file has no place there under another yaml fence, so that no
+// example escapes the check.
+func TestDocsExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(docsDir, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := fences(data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, b := range blocks {
+			name := fmt.Sprintf("%s:%d", filepath.Base(file), b.line)
+			if b.info != "yaml" {
+				if strings.HasPrefix(b.info, "yaml") || strings.HasPrefix(b.info, "yml") {
+					t.Errorf("%s: a %q block: fence a group file as yaml (it is loaded by this test), anything else as text", name, b.info)
+				}
+				continue
+			}
+			examples++
+			t.Run(name, func(t *testing.T) {
+				_, err := spec.Parse(file, []byte(b.body), docsRoot)
+				var errs spec.Errors
+				if errors.As(err, &errs) {
+					// Lines of the file, not of the block, so the message points at the doc.
+					for i := range errs {
+						errs[i].Line += b.line
+					}
+				}
+				if err != nil {
+					t.Errorf("the example does not load:\n%v", err)
+				}
+			})
+		}
+	}
+	if examples == 0 {
+		t.Errorf("no ```yaml example in %s", docsDir)
+	}
+}

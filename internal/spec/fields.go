@@ -1,0 +1,102 @@
+package spec
+
+import "slices"
+
+// The fields of the file's mappings, as one tree from the top of the file. The loader checks
+// each mapping against its section (anything else is an unknown field) and Fields walks the
+// same tree, so the reference in docs/group-file.md is tested against what the loader accepts.
+var (
+	groupFields = fields(
+		leaf("group"), leaf("namespace"), leaf("runtimeClassName"),
+		// defaults holds node fields; they are documented once, under nodes.<node>.
+		same("defaults", nodeFields),
+		each("nodes", "<node>", nodeFields),
+	)
+	nodeFields = fields(
+		sub("image", imageFields), leaf("init"), sub("readiness", probeFields), leaf("env"),
+		sub("resources", resourceFields), leaf("rolloutTimeout"), sub("state", stateFields),
+		sub("firewall", firewallFields), leaf("publishedNames"), each("roles", "<role>", roleFields),
+	)
+	imageFields    = fields(leaf("rootfs"), leaf("archive"), leaf("base"), list("add", addFields), leaf("command"))
+	addFields      = fields(leaf("src"), leaf("dst"))
+	probeFields    = fields(leaf("exec"), sub("http", httpFields), leaf("tcp"))
+	httpFields     = fields(leaf("port"), leaf("path"))
+	resourceFields = fields(leaf("requests"), leaf("limits"))
+	stateFields    = fields(leaf("size"), leaf("storageClass"))
+	firewallFields = fields(
+		leaf("served"), leaf("published"), leaf("admin"), leaf("operator"),
+		leaf("internalSources"), leaf("adminSources"), leaf("operatorSources"),
+	)
+	roleFields    = fields(leaf("replicas"), leaf("ports"), leaf("metrics"), sub("service", serviceFields))
+	serviceFields = fields(same("image", imageFields), leaf("environment"))
+)
+
+// section is the fields of one kind of mapping.
+type section struct{ keys []key }
+
+// key is one field. sub, when set, is the section of its value: the value itself (a mapping),
+// each value of a mapping of names the file chooses (each: the placeholder, e.g. <node>), or
+// each item of a list (list). A key marked same shares a section documented at another path.
+type key struct {
+	name string
+	sub  *section
+	each string
+	list bool
+	same bool
+}
+
+// allSections holds every section made, so a test can check that Fields reaches each one.
+var allSections []*section
+
+func fields(keys ...key) *section {
+	s := &section{keys: keys}
+	allSections = append(allSections, s)
+	return s
+}
+
+func leaf(name string) key                          { return key{name: name} }
+func sub(name string, s *section) key               { return key{name: name, sub: s} }
+func same(name string, s *section) key              { return key{name: name, sub: s, same: true} }
+func each(name, placeholder string, s *section) key { return key{name: name, sub: s, each: placeholder} }
+func list(name string, s *section) key              { return key{name: name, sub: s, list: true} }
+
+// has reports whether name is a field of s.
+func (s *section) has(name string) bool {
+	return slices.ContainsFunc(s.keys, func(k key) bool { return k.name == name })
+}
+
+// names are the fields of s in the order they are documented.
+func (s *section) names() []string {
+	out := make([]string, len(s.keys))
+	for i, k := range s.keys {
+		out[i] = k.name
+	}
+	return out
+}
+
+// Fields lists every field the loader accepts, as a path from the top of the file: a name the
+// file chooses is a placeholder (nodes.<node>.image.rootfs), a list item is [] (add[].src). The
+// fields of `defaults` are the node's and are listed once, under nodes.<node>; likewise a
+// service's image, under nodes.<node>.image.
+func Fields() []string {
+	var out []string
+	var walk func(prefix string, s *section)
+	walk = func(prefix string, s *section) {
+		for _, k := range s.keys {
+			p := join(prefix, k.name)
+			out = append(out, p)
+			switch {
+			case k.sub == nil || k.same:
+			case k.each != "":
+				out = append(out, p+"."+k.each)
+				walk(p+"."+k.each, k.sub)
+			case k.list:
+				walk(p+"[]", k.sub)
+			default:
+				walk(p, k.sub)
+			}
+		}
+	}
+	walk("", groupFields)
+	return out
+}
