@@ -54,11 +54,13 @@ func fields(keys ...key) *section {
 	return s
 }
 
-func leaf(name string) key                          { return key{name: name} }
-func sub(name string, s *section) key               { return key{name: name, sub: s} }
-func same(name string, s *section) key              { return key{name: name, sub: s, same: true} }
-func each(name, placeholder string, s *section) key { return key{name: name, sub: s, each: placeholder} }
-func list(name string, s *section) key              { return key{name: name, sub: s, list: true} }
+func leaf(name string) key             { return key{name: name} }
+func sub(name string, s *section) key  { return key{name: name, sub: s} }
+func same(name string, s *section) key { return key{name: name, sub: s, same: true} }
+func each(name, placeholder string, s *section) key {
+	return key{name: name, sub: s, each: placeholder}
+}
+func list(name string, s *section) key { return key{name: name, sub: s, list: true} }
 
 // has reports whether name is a field of s.
 func (s *section) has(name string) bool {
