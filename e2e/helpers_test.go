@@ -131,17 +131,30 @@ type PlanView struct {
 		Tag  string `json:"tag"`
 		Push bool   `json:"push"`
 	} `json:"images"`
-	Nodes []struct {
-		Node    string `json:"node"`
-		Removed bool   `json:"removed"`
-		Changes []struct {
-			Key struct {
-				Kind, Namespace, Name string
-			} `json:"key"`
-			Action      string `json:"action"`
-			Destructive bool   `json:"destructive"`
-		} `json:"changes"`
+	// GroupChanges are the group's own objects: its namespace and default-deny policy.
+	GroupChanges []PlanChange `json:"groupChanges"`
+	Nodes        []struct {
+		Node    string       `json:"node"`
+		Removed bool         `json:"removed"`
+		Changes []PlanChange `json:"changes"`
 	} `json:"nodes"`
+}
+
+// PlanChange is one change of `plan -o json`.
+type PlanChange struct {
+	Key struct {
+		Kind, Namespace, Name string
+	} `json:"key"`
+	Action      string `json:"action"`
+	Destructive bool   `json:"destructive"`
+}
+
+func (c PlanChange) line(owner string) string {
+	l := owner + ": " + c.Action + " " + c.Key.Kind + "/" + c.Key.Name
+	if c.Destructive {
+		l += " destructive"
+	}
+	return l
 }
 
 // Plan runs `plan -o json` (exit 0) and parses it.
@@ -155,7 +168,7 @@ func (g *Group) Plan() PlanView {
 	return v
 }
 
-// ChangeLines are the plan's changes as "node: action Kind/name[ destructive]", and its pushes
+// ChangeLines are the plan's changes as "node: action Kind/name[ destructive]" ("group: …" for the group's own objects), and its pushes
 // as "node: push image".
 func (v PlanView) ChangeLines() []string {
 	var out []string
@@ -164,13 +177,12 @@ func (v PlanView) ChangeLines() []string {
 			out = append(out, im.Node+": push "+im.Name)
 		}
 	}
+	for _, c := range v.GroupChanges {
+		out = append(out, c.line("group"))
+	}
 	for _, n := range v.Nodes {
 		for _, c := range n.Changes {
-			l := n.Node + ": " + c.Action + " " + c.Key.Kind + "/" + c.Key.Name
-			if c.Destructive {
-				l += " destructive"
-			}
-			out = append(out, l)
+			out = append(out, c.line(n.Node))
 		}
 	}
 	slices.Sort(out)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +69,7 @@ func newApplyCmd(g *Globals) *cobra.Command {
 				}
 				if p.HasChanges() && g.Output != "json" {
 					s.printer.Close()
-					ui.Plan(cmd.ErrOrStderr(), p)
+					ui.PlanWith(cmd.ErrOrStderr(), p, g.planOptions(cmd.ErrOrStderr()))
 					s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
 					s.engine.SetEmit(s.printer.Event)
 					if saved == nil {
@@ -110,7 +111,28 @@ func samePlan(saved, fresh *plan.Plan) error {
 		}
 	}
 	if saved.Counts() != fresh.Counts() {
-		return fmt.Errorf("saved plan: the cluster or the group file changed since the plan was made (%+v planned, %+v now): plan again", saved.Counts(), fresh.Counts())
+		return fmt.Errorf("saved plan: the cluster or the group file changed since the plan was made: %s: plan again", countsMoved(saved.Counts(), fresh.Counts()))
 	}
 	return nil
+}
+
+// countsMoved says in words which totals differ between a saved plan and one made now, e.g.
+// "objects to create: 2 planned, 3 now; images to push: 1 planned, 0 now".
+func countsMoved(saved, now plan.Counts) string {
+	var parts []string
+	for _, c := range []struct {
+		what       string
+		saved, now int
+	}{
+		{"images to push", saved.Push, now.Push},
+		{"objects to create", saved.Create, now.Create},
+		{"objects to update", saved.Update, now.Update},
+		{"objects to replace", saved.Replace, now.Replace},
+		{"objects to delete", saved.Delete, now.Delete},
+	} {
+		if c.saved != c.now {
+			parts = append(parts, fmt.Sprintf("%s: %d planned, %d now", c.what, c.saved, c.now))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

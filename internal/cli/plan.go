@@ -36,7 +36,7 @@ func newPlanCmd(g *Globals) *cobra.Command {
 			if g.Output == "json" {
 				err = ui.PlanJSON(cmd.OutOrStdout(), p)
 			} else {
-				ui.Plan(cmd.OutOrStdout(), p)
+				ui.PlanWith(cmd.OutOrStdout(), p, g.planOptions(cmd.OutOrStdout()))
 			}
 			if err != nil {
 				return err
@@ -54,7 +54,7 @@ func newPlanCmd(g *Globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
-	cmd.Flags().StringVar(&out, "out", "", "save the plan to FILE for `slipway apply FILE` (also -out FILE)")
+	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE`, for slipway apply FILE (also -out FILE)")
 	return cmd
 }
 

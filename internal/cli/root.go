@@ -71,6 +71,7 @@ type Globals struct {
 	Timeout          time.Duration
 	Parallelism      int
 	Output           string
+	NoColor          bool
 }
 
 // env returns the first non-empty environment variable of names.
@@ -160,6 +161,7 @@ func NewRoot() *cobra.Command {
 	f.DurationVar(&g.Timeout, "timeout", 0, "rollout time limit of a node, overriding the file's rolloutTimeout (default 5m)")
 	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time")
 	f.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
+	f.BoolVar(&g.NoColor, "no-color", false, "no colours in the plan on a terminal (also env NO_COLOR)")
 
 	root.AddCommand(newVersionCmd(), newCompletionCmd(root), newDevCmd(g))
 	for _, add := range commandAdders {

@@ -105,10 +105,11 @@ func StatusJSON(w io.Writer, s *engine.GroupStatus) error {
 		LastRollout *rollout `json:"lastRollout,omitempty"`
 	}
 	type group struct {
+		Version int `json:"version"`
 		*engine.GroupStatus
 		Nodes []node `json:"nodes"`
 	}
-	out := group{GroupStatus: s, Nodes: []node{}}
+	out := group{Version: JSONVersion, GroupStatus: s, Nodes: []node{}}
 	for _, n := range s.Nodes {
 		v := node{NodeStatus: n}
 		if n.LastRollout != nil {

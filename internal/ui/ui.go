@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"slipway.dev/slipway/internal/engine"
-	"slipway.dev/slipway/internal/plan"
 )
 
 // Printer renders events.
@@ -35,7 +34,10 @@ type jsonPrinter struct {
 func (p *jsonPrinter) Event(e engine.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_ = p.enc.Encode(e)
+	_ = p.enc.Encode(struct {
+		Version int `json:"version"`
+		engine.Event
+	}{JSONVersion, e})
 }
 func (p *jsonPrinter) Close() {}
 
@@ -187,95 +189,4 @@ func (l *livePrinter) draw() {
 func (l *livePrinter) Close() {
 	l.closeOnce.Do(func() { close(l.stop) })
 	<-l.done
-}
-
-// Plan writes p as text: per node its images and changes, destructive ones marked, the drift,
-// and a closing summary; "No changes." when apply would do nothing.
-func Plan(w io.Writer, p *plan.Plan) {
-	c := p.Counts()
-	if p.Suspended {
-		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", p.Group)
-	}
-	for _, d := range p.Drift {
-		if d.Running == d.State {
-			fmt.Fprintf(w, "! node %s: rollout pending: %s\n", d.Node, d.Note)
-			continue
-		}
-		fmt.Fprintf(w, "! node %s drifted: runs %s, the state wants %s\n    %s\n", d.Node, d.Running, d.State, d.Note)
-	}
-	if len(p.Drift) > 0 {
-		fmt.Fprintln(w)
-	}
-	if !p.HasChanges() {
-		fmt.Fprintln(w, "No changes.")
-		return
-	}
-	fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", p.Group, p.Namespace)
-	for _, np := range p.Nodes {
-		var imgs []plan.Image
-		for _, im := range p.Images {
-			if im.Node == np.Node && np.Node != "" && im.Push {
-				imgs = append(imgs, im)
-			}
-		}
-		if len(np.Changes) == 0 && len(imgs) == 0 {
-			continue
-		}
-		title := "node " + np.Node
-		if np.Node == "" {
-			title = "group"
-		}
-		if np.Removed {
-			title += " (left the group: everything of it is deleted)"
-		}
-		fmt.Fprintf(w, "\n  %s:\n", title)
-		for _, im := range imgs {
-			fmt.Fprintf(w, "    ^ push     image %s\n", im.Tag)
-		}
-		for _, ch := range np.Changes {
-			mark := map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-"}[ch.Action]
-			line := fmt.Sprintf("    %-3s %-8s %s", mark, ch.Action, ch.Key)
-			if ch.Destructive {
-				line += "   # DESTROYS DATA"
-			}
-			fmt.Fprintln(w, line)
-			if ch.Reason != "" && (ch.Destructive || len(ch.Diff) == 0) {
-				fmt.Fprintf(w, "        %s\n", ch.Reason)
-			}
-			if ch.Action == plan.Update || ch.Action == plan.Replace {
-				for i, d := range ch.Diff {
-					if i == 20 {
-						fmt.Fprintf(w, "        … %d more fields\n", len(ch.Diff)-20)
-						break
-					}
-					switch {
-					case d.Old == "":
-						fmt.Fprintf(w, "        + %s: %s\n", d.Path, d.New)
-					case d.New == "":
-						fmt.Fprintf(w, "        - %s: %s\n", d.Path, d.Old)
-					default:
-						fmt.Fprintf(w, "        ~ %s: %s -> %s\n", d.Path, d.Old, d.New)
-					}
-				}
-			}
-		}
-	}
-	fmt.Fprintf(w, "\nPlan: %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete.\n",
-		c.Push, c.Create, c.Update, c.Replace, c.Delete)
-}
-
-// PlanJSON writes p as one JSON document (without the rendered objects: those are for
-// `plan -out`).
-func PlanJSON(w io.Writer, p *plan.Plan) error {
-	cp := *p
-	cp.Desired = nil
-	cp.MachineIDs = nil
-	type out struct {
-		*plan.Plan
-		Changes bool        `json:"changes"`
-		Counts  plan.Counts `json:"counts"`
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out{Plan: &cp, Changes: p.HasChanges(), Counts: p.Counts()})
 }

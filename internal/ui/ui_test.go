@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -56,33 +57,114 @@ func samplePlan() *plan.Plan {
 }
 
 func TestPlanText(t *testing.T) {
-	var b bytes.Buffer
-	Plan(&b, samplePlan())
-	golden(t, "plan.txt", b.Bytes())
+	tests := []struct {
+		name   string
+		color  bool
+		golden string
+	}{
+		{"plain", false, "plan.txt"},
+		{"colour", true, "plan-color.txt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			PlanWith(&b, samplePlan(), PlanOptions{Color: tt.color})
+			golden(t, tt.golden, b.Bytes())
+			if hasEsc := strings.Contains(b.String(), "\x1b["); hasEsc != tt.color {
+				t.Errorf("escape codes in the output: %v, want %v", hasEsc, tt.color)
+			}
+			// Every change line has its action in the same column, whatever its mark.
+			for _, line := range strings.Split(ansi.ReplaceAllString(b.String(), ""), "\n") {
+				f := strings.Fields(line)
+				if len(f) < 3 || !strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "     ") || !isMark(f[0]) {
+					continue
+				}
+				if col := strings.Index(line, " "+f[1]+" ") + 1; col != 8 {
+					t.Errorf("action %q of %q in column %d, want 8", f[1], line, col)
+				}
+			}
+		})
+	}
 
-	b.Reset()
+	var b bytes.Buffer
 	Plan(&b, &plan.Plan{Group: "demo", Namespace: "demo"})
 	if got := b.String(); got != "No changes.\n" {
 		t.Errorf("empty plan = %q, want %q", got, "No changes.\n")
 	}
 }
 
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func isMark(s string) bool { return s == "+" || s == "~" || s == "-" || s == "-/+" || s == "^" }
+
+func TestUseColor(t *testing.T) {
+	tests := []struct {
+		name                 string
+		terminal, noColorArg bool
+		noColorEnv           string
+		want                 bool
+	}{
+		{"terminal", true, false, "", true},
+		{"no terminal", false, false, "", false},
+		{"NO_COLOR set", true, false, "1", false},
+		{"--no-color", true, true, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := UseColor(tt.terminal, tt.noColorArg, tt.noColorEnv); got != tt.want {
+				t.Errorf("UseColor = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestPlanJSON(t *testing.T) {
+	p := samplePlan()
+	p.Version, p.Created, p.StateSerial = plan.FormatVersion, time.Date(2026, 11, 29, 10, 4, 5, 0, time.UTC), 7
 	var b bytes.Buffer
-	if err := PlanJSON(&b, samplePlan()); err != nil {
+	if err := PlanJSON(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Changes bool        `json:"changes"`
-		Counts  plan.Counts `json:"counts"`
-		Group   string      `json:"group"`
-	}
+	golden(t, "plan.json", b.Bytes())
+	var doc map[string]any
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("plan -o json is not one JSON document: %v\n%s", err, b.String())
 	}
-	want := plan.Counts{Push: 1, Create: 1, Update: 1, Delete: 2}
-	if d := cmp.Diff(want, doc.Counts); d != "" || !doc.Changes || doc.Group != "demo" {
-		t.Errorf("json plan: changes %v group %q counts (-want +got):\n%s", doc.Changes, doc.Group, d)
+	want := map[string]any{"push": 1.0, "create": 1.0, "update": 1.0, "replace": 0.0, "delete": 2.0}
+	if d := cmp.Diff(want, doc["counts"]); d != "" {
+		t.Errorf("counts (-want +got):\n%s", d)
+	}
+	if doc["version"] != float64(JSONVersion) || doc["changes"] != true || doc["group"] != "demo" {
+		t.Errorf("version %v, changes %v, group %v", doc["version"], doc["changes"], doc["group"])
+	}
+	for _, n := range doc["nodes"].([]any) {
+		if name := n.(map[string]any)["node"]; name == "" {
+			t.Errorf("a node entry without a name: %v", n)
+		}
+	}
+	if gc, _ := doc["groupChanges"].([]any); len(gc) != 1 {
+		t.Errorf("groupChanges = %v, want the namespace", doc["groupChanges"])
+	}
+}
+
+func TestJSONVersion(t *testing.T) {
+	var b bytes.Buffer
+	p := NewJSON(&b)
+	p.Event(engine.Event{Time: time.Now(), Node: "web", Phase: engine.PhaseRollout})
+	if err := StatusJSON(&b, sampleStatus()); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(&b)
+	for _, what := range []string{"event line", "status"} {
+		var doc struct {
+			Version *int `json:"version"`
+		}
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if doc.Version == nil || *doc.Version != JSONVersion {
+			t.Errorf("%s: version %v, want %d", what, doc.Version, JSONVersion)
+		}
 	}
 }
 

@@ -1,0 +1,170 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"slipway.dev/slipway/internal/plan"
+)
+
+// JSONVersion is the version of slipway's JSON documents: `plan -o json`, `status -o json` and
+// the event lines of `-o json`. It changes when a field is renamed, moved or removed.
+const JSONVersion = 1
+
+// PlanOptions say how Plan writes.
+type PlanOptions struct {
+	// Color marks additions green, in-place changes yellow and removals red (a terminal).
+	Color bool
+}
+
+// Plan writes p as plain text (no escape codes); see PlanWith.
+func Plan(w io.Writer, p *plan.Plan) { PlanWith(w, p, PlanOptions{}) }
+
+// PlanWith writes p as text: per node its images and changes, destructive ones marked, the
+// drift, and a closing summary; "No changes." when apply would do nothing.
+func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
+	pal := palette{on: o.Color}
+	c := p.Counts()
+	if p.Suspended {
+		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", p.Group)
+	}
+	for _, d := range p.Drift {
+		if d.Running == d.State {
+			fmt.Fprintf(w, "%s node %s: rollout pending: %s\n", pal.yellow("!"), d.Node, d.Note)
+			continue
+		}
+		fmt.Fprintf(w, "%s node %s drifted: runs %s, the state wants %s\n    %s\n", pal.yellow("!"), d.Node, d.Running, d.State, d.Note)
+	}
+	if len(p.Drift) > 0 {
+		fmt.Fprintln(w)
+	}
+	if !p.HasChanges() {
+		fmt.Fprintln(w, "No changes.")
+		return
+	}
+	fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", p.Group, p.Namespace)
+	for _, np := range p.Nodes {
+		var imgs []plan.Image
+		for _, im := range p.Images {
+			if im.Node == np.Node && np.Node != "" && im.Push {
+				imgs = append(imgs, im)
+			}
+		}
+		if len(np.Changes) == 0 && len(imgs) == 0 {
+			continue
+		}
+		title := "node " + np.Node
+		if np.Node == "" {
+			title = "group"
+		}
+		if np.Removed {
+			title += " (left the group: everything of it is deleted)"
+		}
+		fmt.Fprintf(w, "\n  %s:\n", title)
+		for _, im := range imgs {
+			fmt.Fprintln(w, changeLine(pal, "^", "push", "image "+im.Tag))
+		}
+		for _, ch := range np.Changes {
+			writeChange(w, pal, ch)
+		}
+	}
+	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete.\n",
+		pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
+}
+
+var marks = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-"}
+
+// changeLine is "    MARK ACTION   WHAT" with the mark and action in fixed columns; colour is
+// added after padding so that it never shifts a column.
+func changeLine(pal palette, mark, action, what string) string {
+	return "    " + pal.mark(mark) + strings.Repeat(" ", max(0, 3-len(mark))) + " " + fmt.Sprintf("%-8s", action) + " " + what
+}
+
+func writeChange(w io.Writer, pal palette, ch plan.Change) {
+	line := changeLine(pal, marks[ch.Action], string(ch.Action), ch.Key.String())
+	if ch.Destructive {
+		line += "   " + pal.red("# DESTROYS DATA")
+	}
+	fmt.Fprintln(w, line)
+	if ch.Reason != "" && (ch.Destructive || len(ch.Diff) == 0) {
+		fmt.Fprintf(w, "        %s\n", ch.Reason)
+	}
+	if ch.Action != plan.Update && ch.Action != plan.Replace {
+		return
+	}
+	for i, d := range ch.Diff {
+		if i == 20 {
+			fmt.Fprintf(w, "        … %d more fields\n", len(ch.Diff)-20)
+			break
+		}
+		switch {
+		case d.Old == "":
+			fmt.Fprintf(w, "        %s %s: %s\n", pal.green("+"), d.Path, d.New)
+		case d.New == "":
+			fmt.Fprintf(w, "        %s %s: %s\n", pal.red("-"), d.Path, d.Old)
+		default:
+			fmt.Fprintf(w, "        %s %s: %s -> %s\n", pal.yellow("~"), d.Path, d.Old, d.New)
+		}
+	}
+}
+
+// planCounts are a plan's totals as `plan -o json` names them.
+type planCounts struct {
+	Push    int `json:"push"`
+	Create  int `json:"create"`
+	Update  int `json:"update"`
+	Replace int `json:"replace"`
+	Delete  int `json:"delete"`
+}
+
+// planDoc is `plan -o json`: the plan without the rendered objects (those are for
+// `plan -out`), the group's own objects (namespace, default-deny policy) under groupChanges
+// rather than as a node named "".
+type planDoc struct {
+	Version      int             `json:"version"`
+	Group        string          `json:"group"`
+	Namespace    string          `json:"namespace"`
+	Created      time.Time       `json:"created"`
+	StateSerial  int64           `json:"stateSerial"`
+	StateLineage string          `json:"stateLineage,omitempty"`
+	Suspended    bool            `json:"suspended"`
+	Changes      bool            `json:"changes"`
+	Counts       planCounts      `json:"counts"`
+	Images       []plan.Image    `json:"images"`
+	GroupChanges []plan.Change   `json:"groupChanges"`
+	Nodes        []plan.NodePlan `json:"nodes"`
+	Drift        []plan.Drift    `json:"drift"`
+}
+
+// PlanJSON writes p as one JSON document.
+func PlanJSON(w io.Writer, p *plan.Plan) error {
+	c := p.Counts()
+	doc := planDoc{
+		Version: JSONVersion, Group: p.Group, Namespace: p.Namespace, Created: p.Created,
+		StateSerial: p.StateSerial, StateLineage: p.StateLineage, Suspended: p.Suspended,
+		Changes: p.HasChanges(),
+		Counts:  planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete},
+		Images:  nonNil(p.Images), GroupChanges: []plan.Change{}, Nodes: []plan.NodePlan{}, Drift: nonNil(p.Drift),
+	}
+	for _, np := range p.Nodes {
+		if np.Node == "" {
+			doc.GroupChanges = append(doc.GroupChanges, np.Changes...)
+			continue
+		}
+		doc.Nodes = append(doc.Nodes, np)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// nonNil makes an empty list [] in JSON rather than null, so readers need not check both.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
