@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"slipway.dev/slipway/internal/spec"
 )
@@ -143,4 +144,73 @@ func TestDocsExamplesLoad(t *testing.T) {
 	if examples == 0 {
 		t.Errorf("no ```yaml example in %s", docsDir)
 	}
+}
+
+// mdLink is a relative Markdown link: [text](target) or [text](target#anchor).
+var mdLink = regexp.MustCompile(`\]\(([^)#:\s]*)(?:#([^)\s]+))?\)`)
+
+// TestDocsLinks: every relative link of docs/ and of the README names a file that exists and,
+// with #anchor, a heading of that file.
+func TestDocsLinks(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(docsDir, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(docsDir, "..", "README.md"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			target, anchor := m[1], m[2]
+			path := file
+			if target != "" {
+				path = filepath.Join(filepath.Dir(file), target)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Errorf("%s: link %s: %v", file, m[0], err)
+				continue
+			}
+			if anchor == "" || fi.IsDir() {
+				continue
+			}
+			if !slices.Contains(anchors(t, path), anchor) {
+				t.Errorf("%s: link %s: %s has no heading with the anchor #%s", file, m[0], path, anchor)
+			}
+		}
+	}
+}
+
+// anchors are the anchors GitHub makes of a Markdown file's headings: lowercase, spaces to
+// '-', punctuation other than '-' and '_' dropped.
+func anchors(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inFence := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
