@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unicode"
 
+	"go.yaml.in/yaml/v3"
+
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -59,6 +61,69 @@ func TestDocsGroupFileReference(t *testing.T) {
 	for f, line := range rows {
 		if !slices.Contains(fields, f) {
 			t.Errorf("%s:%d: the reference documents %s, which the loader does not accept", file, line, f)
+		}
+	}
+}
+
+// TestDocsCompleteExample: the example that says it has every field has every field.
+func TestDocsCompleteExample(t *testing.T) {
+	file := filepath.Join(docsDir, "group-file.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const heading = "## A complete example"
+	i := bytes.Index(data, []byte(heading))
+	if i < 0 {
+		t.Fatalf("%s: no heading %q", file, heading)
+	}
+	blocks, err := fences(data[i:])
+	if err != nil || len(blocks) == 0 || blocks[0].info != "yaml" {
+		t.Fatalf("%s: no yaml example under %q (%v)", file, heading, err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(blocks[0].body), &root); err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, f := range spec.Fields() {
+		known[f] = false
+	}
+	markFields(root.Content[0], "", known)
+	for _, f := range spec.Fields() {
+		if !known[f] {
+			t.Errorf("%s: the complete example does not set %s", file, f)
+		}
+	}
+}
+
+// markFields marks in known every field path the YAML node n at path writes. A key not in
+// known is a name the file chooses when its parent has a placeholder child (nodes.<node>).
+func markFields(n *yaml.Node, path string, known map[string]bool) {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			markFields(c, path+"[]", known)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			if _, ok := known[p]; !ok {
+				p = ""
+				for f := range known {
+					if strings.HasPrefix(f, path+".<") && !strings.Contains(f[len(path)+1:], ".") {
+						p = f
+					}
+				}
+				if p == "" {
+					continue // under a field listed once elsewhere (defaults, a service's image)
+				}
+			}
+			known[p] = true
+			markFields(n.Content[i+1], p, known)
 		}
 	}
 }
