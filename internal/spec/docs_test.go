@@ -21,8 +21,8 @@ import (
 // The user's documentation, kept true by the tests below.
 const (
 	docsDir = "../../docs"
-	// docsRoot is what the examples' paths resolve against: nodes/{web,db}/rootfs/, build/sso.tar
-	// and conf/proxy.conf, the layout docs/group-file.md tells the reader to have.
+	// docsRoot is what the examples' paths resolve against: nodes/web/rootfs/, build/db.tar,
+	// build/sso.tar and conf/proxy.conf, the layout docs/group-file.md tells the reader to have.
 	docsRoot = "testdata/docs"
 )
 
