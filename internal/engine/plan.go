@@ -158,7 +158,9 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 			in.RunningImages[n.Name] = containerImage(d, render.ContainerNode)
 		}
 	}
-	return plan.Compute(in), nil
+	p := plan.Compute(in)
+	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
+	return p, nil
 }
 
 // containerImage returns the image of the named container of a Deployment.

@@ -115,6 +115,9 @@ type Plan struct {
 	// Desired holds the rendered objects apply will apply, in apply order, so that a saved
 	// plan applies exactly what was shown.
 	Desired []*unstructured.Unstructured `json:"desired,omitempty"`
+	// Steps are what apply does, in order (BuildSteps); nil in a plan read from a file
+	// saved before steps were planned.
+	Steps *Steps `json:"steps,omitempty"`
 }
 
 // Counts sums up a plan.

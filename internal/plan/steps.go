@@ -1,0 +1,330 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// StepKind is what one step of an apply does.
+type StepKind string
+
+const (
+	// StepApplyObjects applies objects that are not Deployments: the group's namespace and
+	// default-deny policy before any node, a node's policies, account, claim and Services.
+	StepApplyObjects StepKind = "apply-objects"
+	// StepPush pushes one image the registry lacks, before anything of the cluster changes.
+	StepPush StepKind = "push"
+	// StepStopRole scales a role to 0 and waits for its pods to go, before the template it
+	// must match changes (FR-006a).
+	StepStopRole StepKind = "stop-role"
+	// StepApplyDeployment applies the node's Deployment.
+	StepApplyDeployment StepKind = "apply-deployment"
+	// StepAwaitRollout follows the node's rollout within Limit and, when it fails, sets the
+	// Deployment back as Rollback says (SPEC §6 steps 5–6).
+	StepAwaitRollout StepKind = "await-rollout"
+	// StepAwaitReady waits within Limit for the node's Deployment to be ready, when roles
+	// start in a run that rolls nothing out: roles start only next to a ready node.
+	StepAwaitReady StepKind = "await-ready"
+	// StepStartRole applies a role's Deployment at Replicas and waits for it within Limit.
+	StepStartRole StepKind = "start-role"
+	// StepPrune deletes the objects that left a node (a role removed, say).
+	StepPrune StepKind = "prune"
+	// StepRemoveNode deletes every object of a node that left the group, and its state.
+	StepRemoveNode StepKind = "remove-node"
+)
+
+// Rollback is where a failed rollout goes back to.
+type Rollback string
+
+const (
+	// RollbackNone: the Deployment is created in this run, nothing ran before it.
+	RollbackNone Rollback = "none"
+	// RollbackLastReady: the live template when it runs ready, else the last template that
+	// became ready (its ReplicaSet); the engine finds which at run time, and there may be none.
+	RollbackLastReady Rollback = "last-ready"
+)
+
+// Step is one thing apply does to the cluster. Which fields are set depends on Kind.
+type Step struct {
+	Kind StepKind `json:"kind"`
+	Node string   `json:"node,omitempty"` // "" for the group's own objects
+	Role string   `json:"role,omitempty"` // stop-role, start-role
+	// Image is the tag a push step pushes (<repository>:<tag>), ImageName the image's name.
+	Image     string `json:"image,omitempty"`
+	ImageName string `json:"imageName,omitempty"`
+	// Object is the Deployment of apply-deployment, await-*, stop-role and start-role.
+	Object *Key `json:"object,omitempty"`
+	// Objects are what apply-objects applies and prune and remove-node delete, in plan order.
+	Objects []Key `json:"objects,omitempty"`
+	// Action is what apply-deployment does, and start-role to a role's Deployment ("" for a
+	// role only stopped and started again).
+	Action Action `json:"action,omitempty"`
+	// Replicas a start-role starts the role at, or an await-* waits for (0: suspended).
+	Replicas int32         `json:"-"`
+	Limit    time.Duration `json:"-"` // await-rollout, await-ready, start-role
+	Rollback Rollback      `json:"rollback,omitempty"`
+}
+
+// stepJSON is a Step as JSON: the limit as text ("5m0s"), replicas only where they count.
+type stepJSON struct {
+	step
+	Replicas *int32 `json:"replicas,omitempty"`
+	Limit    string `json:"limit,omitempty"`
+}
+
+type step Step // without its methods: no recursion into MarshalJSON
+
+func (s Step) MarshalJSON() ([]byte, error) {
+	j := stepJSON{step: step(s)}
+	if s.Kind == StepAwaitRollout || s.Kind == StepAwaitReady || s.Kind == StepStartRole {
+		j.Replicas = &s.Replicas
+	}
+	if s.Limit > 0 {
+		j.Limit = s.Limit.String()
+	}
+	return json.Marshal(j)
+}
+
+func (s *Step) UnmarshalJSON(b []byte) error {
+	var j stepJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Step(j.step)
+	if j.Replicas != nil {
+		s.Replicas = *j.Replicas
+	}
+	if j.Limit != "" {
+		d, err := time.ParseDuration(j.Limit)
+		if err != nil {
+			return fmt.Errorf("step %s: limit: %w", j.Kind, err)
+		}
+		s.Limit = d
+	}
+	return nil
+}
+
+// NodeSteps are one node's steps, in order.
+type NodeSteps struct {
+	Node  string `json:"node"`
+	Steps []Step `json:"steps"`
+}
+
+// Steps is everything apply does, in the order it does it: the pushes of every node first (a
+// failed push stops its node before the cluster changes), then Before, then each node's other
+// steps (nodes in parallel), then After.
+type Steps struct {
+	Before []Step      `json:"before,omitempty"` // the group's namespace and default-deny policy
+	Nodes  []NodeSteps `json:"nodes"`            // every node of the group file, in its order
+	After  []Step      `json:"after,omitempty"`  // the nodes that left the group
+}
+
+// Node returns the steps of node, a removed node's included; nil when it has none.
+func (s *Steps) Node(name string) []Step {
+	if s == nil {
+		return nil
+	}
+	for _, ns := range s.Nodes {
+		if ns.Node == name {
+			return ns.Steps
+		}
+	}
+	var out []Step
+	for _, st := range s.After {
+		if st.Node == name {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// BuildSteps turns p into the steps apply runs, for group g (the file p was planned from);
+// limit is a node's rollout time limit. It holds every decision of the order of SPEC §6:
+// which roles stop, whether the node's readiness is awaited before roles start, at how many
+// replicas they start, and what a failed rollout goes back to.
+func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *Steps {
+	s := &Steps{Nodes: []NodeSteps{}}
+	if !p.HasChanges() {
+		for _, n := range g.Nodes {
+			s.Nodes = append(s.Nodes, NodeSteps{Node: n.Name})
+		}
+		return s
+	}
+	if gp := p.Node(""); gp != nil {
+		// A change to delete a group object is left alone: the namespace goes with destroy.
+		if keys := keysWhere(gp.Changes, func(c Change) bool { return c.Action != Delete }); len(keys) > 0 {
+			s.Before = append(s.Before, Step{Kind: StepApplyObjects, Objects: keys})
+		}
+	}
+	for _, n := range g.Nodes {
+		s.Nodes = append(s.Nodes, NodeSteps{Node: n.Name, Steps: nodeSteps(p, n, limit(n))})
+	}
+	for _, np := range p.Nodes {
+		if np.Node == "" || g.Node(np.Node) != nil {
+			continue
+		}
+		if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action == Delete }); len(keys) > 0 {
+			s.After = append(s.After, Step{Kind: StepRemoveNode, Node: np.Node, Objects: keys})
+		}
+	}
+	return s
+}
+
+// nodeSteps are the steps of one node of the group file (SPEC §6 steps 1–8).
+func nodeSteps(p *Plan, n *spec.Node, limit time.Duration) []Step {
+	var out []Step
+	for _, im := range p.Images {
+		if im.Node == n.Name && im.Push {
+			out = append(out, Step{Kind: StepPush, Node: n.Name, ImageName: im.Name, Image: im.Tag})
+		}
+	}
+	np := p.Node(n.Name)
+	if np == nil || len(np.Changes) == 0 {
+		return out
+	}
+	if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" }); len(keys) > 0 {
+		out = append(out, Step{Kind: StepApplyObjects, Node: n.Name, Objects: keys})
+	}
+	mainKey := Key{Kind: "Deployment", Namespace: p.Namespace, Name: n.Name}
+	roleKey := func(r *spec.Role) Key {
+		return Key{Kind: "Deployment", Namespace: p.Namespace, Name: spec.RoleObjectName(n.Name, r.Name)}
+	}
+	main := p.Change(mainKey)
+	stopped := stoppedRoles(p, n, main, roleKey)
+	for _, r := range stopped {
+		k := roleKey(n.Role(r))
+		out = append(out, Step{Kind: StepStopRole, Node: n.Name, Role: r, Object: &k})
+	}
+	if main != nil {
+		rb := RollbackLastReady
+		if main.Action == Create {
+			rb = RollbackNone
+		}
+		replicas := int32(1)
+		if p.Suspended {
+			replicas = 0
+		}
+		out = append(out,
+			Step{Kind: StepApplyDeployment, Node: n.Name, Object: &mainKey, Action: main.Action},
+			Step{Kind: StepAwaitRollout, Node: n.Name, Object: &mainKey, Replicas: replicas, Limit: limit, Rollback: rb})
+	}
+	// Roles start only next to a ready node: without a rollout in this run, the node's
+	// readiness is awaited first.
+	var starts []Step
+	for _, r := range n.Roles {
+		rc := p.Change(roleKey(r))
+		if rc == nil && !slices.Contains(stopped, r.Name) {
+			continue
+		}
+		k := roleKey(r)
+		// A role only stopped is unchanged: its start puts its replicas back.
+		st := Step{Kind: StepStartRole, Node: n.Name, Role: r.Name, Object: &k, Replicas: r.Replicas, Limit: limit}
+		if rc != nil {
+			st.Action = rc.Action
+		}
+		if p.Suspended {
+			st.Replicas = 0
+		}
+		starts = append(starts, st)
+	}
+	if main == nil && len(starts) > 0 {
+		out = append(out, Step{Kind: StepAwaitReady, Node: n.Name, Object: &mainKey, Replicas: 1, Limit: limit})
+	}
+	out = append(out, starts...)
+	if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action == Delete }); len(keys) > 0 {
+		out = append(out, Step{Kind: StepPrune, Node: n.Name, Objects: keys})
+	}
+	return out
+}
+
+// stoppedRoles are the roles that stop before the node's Deployment changes, sorted: roles on
+// the node's image when its pod template changes (any change, not only the image: a role must
+// never run beside a node it does not match), and a service role whose own template changes.
+// A role created in this run has nothing running to stop.
+func stoppedRoles(p *Plan, n *spec.Node, main *Change, roleKey func(*spec.Role) Key) []string {
+	templateChanges := main != nil && main.Action != Create && diffTouches(main.Diff, "spec.template.")
+	var stopped []string
+	for _, r := range n.Roles {
+		rc := p.Change(roleKey(r))
+		if rc != nil && rc.Action == Create {
+			continue
+		}
+		switch {
+		case r.Service == nil && templateChanges:
+			stopped = append(stopped, r.Name)
+		case r.Service != nil && rc != nil && diffTouches(rc.Diff, "spec.template."):
+			stopped = append(stopped, r.Name)
+		}
+	}
+	slices.Sort(stopped)
+	return stopped
+}
+
+// diffTouches reports whether a field diff touches a path that contains part.
+func diffTouches(diff []FieldDiff, part string) bool {
+	return slices.ContainsFunc(diff, func(d FieldDiff) bool { return strings.Contains(d.Path, part) })
+}
+
+func keysWhere(cs []Change, keep func(Change) bool) []Key {
+	var ks []Key
+	for _, c := range cs {
+		if keep(c) {
+			ks = append(ks, c.Key)
+		}
+	}
+	return ks
+}
+
+// String says what the step does, as `plan` prints it.
+func (s Step) String() string {
+	switch s.Kind {
+	case StepPush:
+		return "push image " + s.Image
+	case StepApplyObjects:
+		return "apply " + names(s.Objects)
+	case StepStopRole:
+		return fmt.Sprintf("stop role %s (Deployment %s to 0 replicas)", s.Role, s.Object.Name)
+	case StepApplyDeployment:
+		return fmt.Sprintf("%s Deployment %s", s.Action, s.Object.Name)
+	case StepAwaitRollout:
+		back := "on failure roll back to the last template that ran ready"
+		if s.Rollback == RollbackNone {
+			back = "nothing to roll back to"
+		}
+		return fmt.Sprintf("await rollout of %s (%s, limit %s; %s)", s.Object.Name, replicasText(s.Replicas), s.Limit, back)
+	case StepAwaitReady:
+		return fmt.Sprintf("await %s ready before starting its roles (limit %s)", s.Object.Name, s.Limit)
+	case StepStartRole:
+		what := "Deployment " + s.Object.Name
+		if s.Action != "" {
+			what = string(s.Action) + " " + what
+		}
+		return fmt.Sprintf("start role %s (%s, %s, limit %s)", s.Role, what, replicasText(s.Replicas), s.Limit)
+	case StepPrune:
+		return "delete " + names(s.Objects)
+	case StepRemoveNode:
+		return "remove node " + s.Node + ": delete " + names(s.Objects)
+	}
+	return string(s.Kind)
+}
+
+func replicasText(n int32) string {
+	if n == 1 {
+		return "1 replica"
+	}
+	return fmt.Sprintf("%d replicas", n)
+}
+
+// names lists objects as "Kind name" (the namespace is the plan's).
+func names(ks []Key) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = k.Kind + " " + k.Name
+	}
+	return strings.Join(parts, ", ")
+}
