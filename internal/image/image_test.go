@@ -815,4 +815,23 @@ func TestWriteLayout(t *testing.T) {
 	if diff := cmp.Diff([]string{ref + "@" + want.String()}, got); diff != "" {
 		t.Errorf("layout index (-want +got):\n%s", diff)
 	}
+	// Every file of the layout has one mode: the layer blob too, and no executable index.
+	modes := map[string]string{}
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil && info.Mode().Perm() != 0o644 {
+			rel, _ := filepath.Rel(dir, path)
+			modes[rel] = info.Mode().Perm().String()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(modes) > 0 {
+		t.Errorf("layout files not 0644: %v", modes)
+	}
 }

@@ -2,6 +2,9 @@ package image
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -32,5 +35,29 @@ func WriteLayout(dir string, imgs []LayoutImage) error {
 	if _, err := layout.Write(dir, idx); err != nil {
 		return fmt.Errorf("layout %s: %w", dir, err)
 	}
-	return nil
+	return sameFileMode(dir)
+}
+
+// layoutFileMode is the mode of every file of a layout. The library writes layers through a
+// temporary file (0600), other blobs with 0666 less the umask, and index.json and oci-layout
+// with 0777 less the umask: a layout committed or copied elsewhere should not depend on that.
+const layoutFileMode fs.FileMode = 0o644
+
+func sameFileMode(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm() == layoutFileMode {
+			return nil
+		}
+		if err := os.Chmod(path, layoutFileMode); err != nil {
+			return fmt.Errorf("layout %s: %w", dir, err)
+		}
+		return nil
+	})
 }

@@ -58,8 +58,10 @@ func (rc *registryClient) parse(ref string) (name.Reference, error) {
 }
 
 // explain names the registry in err when the registry could not be reached at all, which is
-// what an operator must fix first.
+// what an operator must fix first. The URL of a failed request loses its query values (see
+// redactURLError).
 func (rc *registryClient) explain(err error) error {
+	redactURLError(err)
 	var ue *url.Error
 	var oe *net.OpError
 	if errors.As(err, &ue) && errors.As(err, &oe) {
@@ -233,4 +235,34 @@ func Resolve(ctx context.Context, opts Options, ref string) (name.Digest, error)
 	}
 	r, _ := rc.parse(ref)
 	return r.Context().Digest(h.String()), nil
+}
+
+// registryParams are the query parameters of the registry protocol itself, safe to show; any
+// other value (an upload's _state, a signed redirect's token) may grant access and is
+// redacted, as the registry library does in the errors it makes itself.
+var registryParams = map[string]bool{"scope": true, "service": true, "mount": true, "from": true, "digest": true, "n": true, "last": true}
+
+// redactURLError rewrites, in place, the URL of the *url.Error inside err (a request that
+// failed without an answer: an upload interrupted, a connection reset) so that it shows no
+// credential: no password, and REDACTED for every query value but the protocol's own.
+func redactURLError(err error) {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil {
+		ue.URL = "(an unparsable URL)"
+		return
+	}
+	q := u.Query()
+	for k, vs := range q {
+		if !registryParams[k] {
+			for i := range vs {
+				vs[i] = "REDACTED"
+			}
+		}
+	}
+	u.RawQuery = q.Encode()
+	ue.URL = u.Redacted()
 }
