@@ -709,14 +709,14 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 	return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s", k.Name, why, digestOf(oldImage), report)
 }
 
-// failureReport is the pod's recent events and last log lines, for the operator.
+// failureReport is the recent events of the pod, its ReplicaSet and its Deployment, each under
+// the object they are about, and the pod's last log lines, for the operator.
 func (e *Engine) failureReport(ctx context.Context, w *kube.Watch, k plan.Key, res status.Result) string {
 	dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
 	var b strings.Builder
 	if res.Pod != "" {
-		lines := status.Events(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs, Now: time.Now()}, res.Pod, 10)
-		if len(lines) > 0 {
-			fmt.Fprintf(&b, "\n  events of pod %s:\n    %s", res.Pod, strings.Join(lines, "\n    "))
+		for _, g := range status.Events(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs, Now: time.Now()}, res.Pod, 10) {
+			fmt.Fprintf(&b, "\n  events of %s:\n    %s", g.Object, strings.Join(g.Lines, "\n    "))
 		}
 		container := render.ContainerNode
 		for _, p := range pods {

@@ -12,11 +12,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Events is the last n events about a pod, its ReplicaSet and the Deployment, oldest first,
-// as "REASON: message" lines for a failure report (" (xN)" appended when the event was seen
-// N > 1 times). pod may be empty (e.g. pods could not be created): then the events of the new
-// ReplicaSet and the Deployment. n <= 0 means all of them.
-func Events(in Input, pod string, n int) []string {
+// EventGroup is the events of one object, "REASON: message" lines oldest first (" (xN)"
+// appended when the event was seen N > 1 times).
+type EventGroup struct {
+	// Object is what the events are about: "deployment web", "replica set web-7d9f",
+	// "pod web-7d9f-x2k".
+	Object string
+	Lines  []string
+}
+
+// Events is the last n events about a pod, its ReplicaSet and the Deployment, grouped by the
+// object each is about (the Deployment, then the ReplicaSet, then the pod), for a failure
+// report: a Deployment's events name other ReplicaSets, and shown under the pod they read as
+// if they were the pod's. pod may be empty (e.g. pods could not be created): then the events
+// of the new ReplicaSet and the Deployment. n <= 0 means all of them.
+func Events(in Input, pod string, n int) []EventGroup {
 	d := in.Deployment
 	if d == nil {
 		return nil
@@ -73,18 +83,27 @@ func Events(in Input, pod string, n int) []string {
 	if n > 0 && len(picked) > n {
 		picked = picked[len(picked)-n:]
 	}
-	lines := make([]string, 0, len(picked))
-	for _, e := range picked {
-		line := e.Reason + ": " + oneLine(e.Message)
-		if e.Reason == "" {
-			line = oneLine(e.Message)
-		}
-		if c := count(e); c > 1 {
-			line += fmt.Sprintf(" (x%d)", c)
-		}
-		lines = append(lines, line)
+	groups := []EventGroup{
+		{Object: "deployment " + d.Name},
+		{Object: "replica set " + rsName},
+		{Object: "pod " + pod},
 	}
-	return lines
+	for _, e := range picked {
+		i := map[string]int{"Deployment": 0, "ReplicaSet": 1, "Pod": 2}[e.InvolvedObject.Kind]
+		groups[i].Lines = append(groups[i].Lines, eventLine(e))
+	}
+	return slices.DeleteFunc(groups, func(g EventGroup) bool { return len(g.Lines) == 0 })
+}
+
+func eventLine(e *corev1.Event) string {
+	line := e.Reason + ": " + oneLine(e.Message)
+	if e.Reason == "" {
+		line = oneLine(e.Message)
+	}
+	if c := count(e); c > 1 {
+		line += fmt.Sprintf(" (x%d)", c)
+	}
+	return line
 }
 
 // aboutPod reports whether an event is about the given pod.

@@ -43,37 +43,37 @@ func TestEvents(t *testing.T) {
 		e.ResourceVersion = fmt.Sprint(200 - i)
 	}
 	w.events[3].ResourceVersion, w.events[4].ResourceVersion, w.events[2].ResourceVersion = "101", "100", "102"
-	all := []string{
-		"ScalingReplicaSet: Scaled up replica set web-new from 0 to 1",
-		"SuccessfulCreate: Created pod: web-new-1",
+	dep := "deployment web"
+	rs := "replica set web-new"
+	pod := "pod web-new-1"
+	podEvents := []string{
 		"Scheduled: Successfully assigned demo/web-new-1 to kwok-node-0",
 		"Pulled: Container image already present on machine (x3)",
 		"Failed: Error: failed to start container node",
 		"BackOff: Back-off restarting failed container node (x4)",
 	}
+	all := []status.EventGroup{
+		{Object: dep, Lines: []string{"ScalingReplicaSet: Scaled up replica set web-new from 0 to 1"}},
+		{Object: rs, Lines: []string{"SuccessfulCreate: Created pod: web-new-1"}},
+		{Object: pod, Lines: podEvents},
+	}
 	tests := []struct {
 		name string
 		pod  string
 		n    int
-		want []string
+		want []status.EventGroup
 	}{
-		{name: "all, oldest first", pod: "web-new-1", n: 0, want: all},
-		{name: "the last three", pod: "web-new-1", n: 3, want: all[3:]},
+		{name: "all, by object, oldest first", pod: "web-new-1", n: 0, want: all},
+		{name: "the last three", pod: "web-new-1", n: 3, want: []status.EventGroup{{Object: pod, Lines: podEvents[1:]}}},
 		{name: "more than there are", pod: "web-new-1", n: 50, want: all},
-		{
-			name: "no pod: the new replica set and the deployment",
-			want: []string{
-				"ScalingReplicaSet: Scaled up replica set web-new from 0 to 1",
-				"SuccessfulCreate: Created pod: web-new-1",
-			},
-		},
+		{name: "no pod: the new replica set and the deployment", want: all[:2]},
 		{
 			name: "an old pod: its own replica set",
 			pod:  "web-old-1",
-			want: []string{
-				"SuccessfulDelete: Deleted pod: web-old-1",
-				"Killing: Stopping container node",
-				"ScalingReplicaSet: Scaled up replica set web-new from 0 to 1",
+			want: []status.EventGroup{
+				{Object: dep, Lines: []string{"ScalingReplicaSet: Scaled up replica set web-new from 0 to 1"}},
+				{Object: "replica set web-old", Lines: []string{"SuccessfulDelete: Deleted pod: web-old-1"}},
+				{Object: "pod web-old-1", Lines: []string{"Killing: Stopping container node"}},
 			},
 		},
 	}

@@ -60,7 +60,7 @@ func TestFixtures(t *testing.T) {
 		file       string
 		now        time.Duration // after the apply at 12:00:00
 		want       status.Result
-		wantEvents []string
+		wantEvents []status.EventGroup
 	}{
 		{
 			file: "crashloop.yaml",
@@ -70,11 +70,15 @@ func TestFixtures(t *testing.T) {
 				Message: "pod web-5d8f7b9c4-qx2lm: container node: back-off restarting failed container (restarts 4, last exit code 1)",
 				Desired: 1, Updated: 1,
 			},
-			wantEvents: []string{
-				"ScalingReplicaSet: Scaled down replica set web-6b7c8d9f5 from 1 to 0",
-				"ScalingReplicaSet: Scaled up replica set web-5d8f7b9c4 from 0 to 1",
-				"SuccessfulCreate: Created pod: web-5d8f7b9c4-qx2lm",
-				"Scheduled: Successfully assigned demo/web-5d8f7b9c4-qx2lm to kwok-node-0",
+			// The Deployment's events name another ReplicaSet: they are labelled as the
+			// Deployment's, not listed as the pod's.
+			wantEvents: []status.EventGroup{
+				{Object: "deployment web", Lines: []string{
+					"ScalingReplicaSet: Scaled down replica set web-6b7c8d9f5 from 1 to 0",
+					"ScalingReplicaSet: Scaled up replica set web-5d8f7b9c4 from 0 to 1",
+				}},
+				{Object: "replica set web-5d8f7b9c4", Lines: []string{"SuccessfulCreate: Created pod: web-5d8f7b9c4-qx2lm"}},
+				{Object: "pod web-5d8f7b9c4-qx2lm", Lines: []string{"Scheduled: Successfully assigned demo/web-5d8f7b9c4-qx2lm to kwok-node-0"}},
 			},
 		},
 		{
@@ -94,7 +98,7 @@ func TestFixtures(t *testing.T) {
 				Message: `pod web-7f9d6c5b8-m4n7p: container node: cannot pull image "` + pulled + `" (ImagePullBackOff): Back-off pulling image "` + pulled + `"`,
 				Desired: 1, Updated: 1,
 			},
-			wantEvents: []string{},
+			wantEvents: []status.EventGroup{},
 		},
 	}
 	for _, tt := range tests {
