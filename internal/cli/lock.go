@@ -52,6 +52,9 @@ func addLockTimeoutFlag(f *pflag.FlagSet, d *time.Duration) {
 // printed on stderr.
 func openState(ctx context.Context, g *Globals, group string, stderr io.Writer, opts ...state.Option) (state.Backend, error) {
 	url := g.StateURL(group)
+	if g.StateTimeout < 0 {
+		return nil, fmt.Errorf("--state-timeout %s: want a duration of 0 (no limit) or more", g.StateTimeout)
+	}
 	var kc state.KubeAccess
 	if isKubeURL(url) {
 		c, err := kube.New(g.KubeconfigPath(), g.Context)
@@ -60,7 +63,11 @@ func openState(ctx context.Context, g *Globals, group string, stderr io.Writer, 
 		}
 		kc = c
 	}
-	opts = append([]state.Option{state.WithNotify(func(n state.Notice) {
+	opts = append([]state.Option{state.WithRequestTimeout(g.StateTimeout), state.WithNotify(func(n state.Notice) {
+		if n.Kind == state.NoticeWaiting {
+			fmt.Fprintln(stderr, n.Message)
+			return
+		}
 		fmt.Fprintln(stderr, "warning:", n.Message)
 	})}, opts...)
 	return state.Open(ctx, url, group, kc, opts...)

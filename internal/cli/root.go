@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/state"
 )
 
 // Exit codes of SPEC §2.
@@ -72,6 +74,7 @@ type Globals struct {
 	Parallelism      int
 	Output           string
 	NoColor          bool
+	StateTimeout     time.Duration
 }
 
 // env returns the first non-empty environment variable of names.
@@ -158,6 +161,7 @@ func NewRoot() *cobra.Command {
 	f.BoolVar(&g.InsecureRegistry, "insecure-registry", false, "allow plain HTTP to a non-loopback registry")
 	f.StringVarP(&g.Namespace, "namespace", "n", "", "namespace of the group (env K8S_NAMESPACE; default the file's namespace, else the group name)")
 	f.StringVar(&g.State, "state", "", "state backend URL: file://PATH, kubernetes://NAMESPACE, http(s)://… (env SLIPWAY_STATE)")
+	f.DurationVar(&g.StateTimeout, "state-timeout", state.DefaultRequestTimeout, "time limit of each request to an HTTP state server (0: none)")
 	f.DurationVar(&g.Timeout, "timeout", 0, "rollout time limit of a node, overriding the file's rolloutTimeout (default 5m)")
 	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time")
 	f.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")

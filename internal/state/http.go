@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -104,7 +103,8 @@ func newHTTPBackend(u *url.URL, group string, o options) (*httpBackend, error) {
 		if v := getenv("SLIPWAY_HTTP_SKIP_CERT_VERIFICATION"); v == "true" || v == "1" {
 			tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the operator asked
 		}
-		b.client = &http.Client{Transport: tr, Timeout: 2 * time.Minute}
+		// No client timeout: each request has its own (requestTimeout, --state-timeout).
+		b.client = &http.Client{Transport: tr}
 	}
 	return b, nil
 }
@@ -153,67 +153,6 @@ func (b *httpBackend) takeUserinfo(u *url.URL) (*url.URL, error) {
 }
 
 func (b *httpBackend) Location() string { return b.addr.String() }
-
-// httpResult is one answer of the server.
-type httpResult struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// do sends one request, retrying connection errors and 5xx answers with backoff.
-func (b *httpBackend) do(ctx context.Context, method string, u *url.URL, body []byte) (*httpResult, error) {
-	wait := b.o.retryWaitMin
-	for attempt := 0; ; attempt++ {
-		res, err := b.once(ctx, method, u, body)
-		retry := err != nil || res.status >= 500
-		if !retry || attempt >= b.retryMax || ctx.Err() != nil {
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", method, u.Redacted(), err)
-			}
-			return res, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%s %s: %w", method, u.Redacted(), ctx.Err())
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, b.o.retryWaitMax)
-	}
-}
-
-func (b *httpBackend) once(ctx context.Context, method string, u *url.URL, body []byte) (*httpResult, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-		sum := md5.Sum(body)
-		req.Header.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
-	}
-	if b.username != "" || b.password != "" {
-		req.SetBasicAuth(b.username, b.password)
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is named by the caller, without credentials
-		}
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read answer: %w", err)
-	}
-	return &httpResult{status: resp.StatusCode, header: resp.Header, body: data}, nil
-}
 
 // statusErr turns an unexpected answer into a sentence.
 func (b *httpBackend) statusErr(what, method string, u *url.URL, r *httpResult) error {

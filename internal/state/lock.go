@@ -143,6 +143,9 @@ const (
 	NoticeLockLost NoticeKind = "lock-lost"
 	// NoticeRenewFailed: renewing the lock failed; it is retried until the lease runs out.
 	NoticeRenewFailed NoticeKind = "renew-failed"
+	// NoticeWaiting: the state server has not answered a request for a while; it is still
+	// waited for, up to the request timeout.
+	NoticeWaiting NoticeKind = "waiting"
 )
 
 // Notice is something a backend wants the operator to know without failing the call.

@@ -58,6 +58,10 @@ type options struct {
 	httpClient    *http.Client
 	retryWaitMin  time.Duration
 	retryWaitMax  time.Duration
+	// requestTimeout bounds one request to an http backend (0: none); slowAfter is when a
+	// request still unanswered is reported as waiting (NoticeWaiting).
+	requestTimeout time.Duration
+	slowAfter      time.Duration
 }
 
 // WithNotify sends the backend's notices (a lock taken over, a lease lost) to f. f may be
@@ -74,6 +78,21 @@ func WithGetenv(f func(string) string) Option { return func(o *options) { o.gete
 // WithHTTPClient sets the HTTP client of the http backend.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
 
+// WithRequestTimeout bounds each request to an http backend (--state-timeout); 0 means no
+// bound. The default is DefaultRequestTimeout.
+func WithRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
+
+// WithSlowAfter sets how long a request to an http backend may go unanswered before a
+// NoticeWaiting says so (default DefaultSlowAfter).
+func WithSlowAfter(d time.Duration) Option { return func(o *options) { o.slowAfter = d } }
+
+// DefaultRequestTimeout bounds one request to an http backend unless WithRequestTimeout says
+// otherwise.
+const DefaultRequestTimeout = 30 * time.Second
+
+// DefaultSlowAfter is when an unanswered request to an http backend is reported.
+const DefaultSlowAfter = 3 * time.Second
+
 // DefaultLeaseDuration is the kubernetes lock's lease duration.
 const DefaultLeaseDuration = 30 * time.Second
 
@@ -84,7 +103,8 @@ func DefaultPath(group string) string { return filepath.Join(".slipway", "state"
 // kube is needed only for kubernetes:// URLs.
 func Open(ctx context.Context, rawURL, group string, kube KubeAccess, opts ...Option) (Backend, error) {
 	o := options{leaseDuration: DefaultLeaseDuration, getenv: os.Getenv,
-		retryWaitMin: time.Second, retryWaitMax: 30 * time.Second}
+		retryWaitMin: time.Second, retryWaitMax: 30 * time.Second,
+		requestTimeout: DefaultRequestTimeout, slowAfter: DefaultSlowAfter}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStalledStateServer: plan against an HTTP state server that never answers says, after a
+// few seconds, that it waits for the state server, and gives up after --state-timeout instead
+// of hanging for minutes.
+func TestStalledStateServer(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+
+	g := NewGroup(t, "stall", soloGroup, "solo")
+	g.WithEnv("SLIPWAY_STATE="+srv.URL+"/state/"+g.Name, "SLIPWAY_HTTP_RETRY_MAX=0")
+	start := time.Now()
+	r := g.MustRun(1, "plan", "--state-timeout", "5s")
+	took := time.Since(start)
+	for _, want := range []string{
+		"waiting for the state server: GET " + srv.URL + "/state/" + g.Name + " has not answered in 3s",
+		"did not answer within 5s (--state-timeout)",
+	} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("plan against a stalled state server: stderr lacks %q\n%s", want, r)
+		}
+	}
+	// One request of 5s, no retries: well under the minutes it hung for before.
+	if took > time.Minute {
+		t.Errorf("plan took %s against a stalled state server with --state-timeout 5s", took)
+	}
+}
