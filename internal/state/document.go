@@ -104,6 +104,27 @@ func (e *ConflictError) Error() string {
 		e.Group, e.GivenSerial, e.StoredSerial)
 }
 
+// GroupError refuses a document that holds another group's state: read as this group's, it
+// would make a plan, a status or an apply about the wrong nodes (issue 11 item 6).
+type GroupError struct {
+	Where string // the state's location
+	Want  string // the group the caller works on
+	Got   string // the group the document belongs to
+}
+
+func (e *GroupError) Error() string {
+	return fmt.Sprintf("state %s: holds the state of group %s, not of group %s: point --state at group %s's state",
+		e.Where, e.Got, e.Want, e.Want)
+}
+
+// checkGroup refuses d (read from where) when it belongs to another group than group.
+func checkGroup(where, group string, d *Document) (*Document, error) {
+	if d != nil && d.Group != "" && d.Group != group {
+		return nil, &GroupError{Where: where, Want: group, Got: d.Group}
+	}
+	return d, nil
+}
+
 // ErrNoGroup is returned by the Store and Locker calls of a backend opened without a group
 // (which can still list).
 var ErrNoGroup = errors.New("no group given")
@@ -145,9 +166,10 @@ type head struct {
 	Version int
 	Lineage string
 	Serial  int64
+	Group   string
 }
 
-// decodeHead reads version, lineage and serial without decoding the nodes: Encode writes them
+// decodeHead reads version, lineage, serial and group without decoding the nodes: Encode writes them
 // first, so a token scan stops long before the bulk of a large state. A document whose keys
 // come in another order is decoded in full.
 func decodeHead(b []byte) (*head, error) {
@@ -158,7 +180,7 @@ func decodeHead(b []byte) (*head, error) {
 	}
 	var h head
 	seen := 0
-	for seen < 3 && dec.More() {
+	for seen < 4 && dec.More() {
 		k, err := dec.Token()
 		if err != nil {
 			return nil, err
@@ -190,9 +212,12 @@ func decodeHead(b []byte) (*head, error) {
 			}
 			h.Serial = i
 			seen++
+		case "group":
+			h.Group, _ = v.(string)
+			seen++
 		}
 	}
-	if seen == 3 {
+	if seen == 4 {
 		return &h, nil
 	}
 	var full head
@@ -221,6 +246,9 @@ func checkWrite(group string, stored *head, d *Document) (*Document, error) {
 	}
 	next := *d
 	if stored != nil {
+		if stored.Group != "" && stored.Group != group {
+			return nil, fmt.Errorf("state %s: write refused: the stored document is the state of group %s", group, stored.Group)
+		}
 		if d.Lineage != "" && d.Lineage != stored.Lineage {
 			return nil, &ConflictError{Group: group, Lineage: true, StoredLineage: stored.Lineage, GivenLineage: d.Lineage,
 				StoredSerial: stored.Serial, GivenSerial: d.Serial}
@@ -245,7 +273,7 @@ func headOf(d *Document) *head {
 	if d == nil {
 		return nil
 	}
-	return &head{Version: d.Version, Lineage: d.Lineage, Serial: d.Serial}
+	return &head{Version: d.Version, Lineage: d.Lineage, Serial: d.Serial, Group: d.Group}
 }
 
 // commit copies the fields checkWrite set into the caller's document.

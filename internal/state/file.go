@@ -37,7 +37,11 @@ func (b *fileBackend) Read(ctx context.Context) (*Document, error) {
 	if b.group == "" {
 		return nil, fmt.Errorf("state %s: read: %w", b.path, ErrNoGroup)
 	}
-	return b.read()
+	d, err := b.read()
+	if err != nil {
+		return nil, err
+	}
+	return checkGroup(b.Location(), b.group, d)
 }
 
 func (b *fileBackend) read() (*Document, error) {

@@ -194,7 +194,11 @@ func (b *httpBackend) Read(ctx context.Context) (*Document, error) {
 			return nil, fmt.Errorf("state %s: read %s: the body does not match its Content-MD5: corrupt in transit", b.group, b.addr.Redacted())
 		}
 	}
-	return Decode(b.addr.Redacted(), r.body)
+	d, err := Decode(b.addr.Redacted(), r.body)
+	if err != nil {
+		return nil, err
+	}
+	return checkGroup(b.addr.Redacted(), b.group, d)
 }
 
 func (b *httpBackend) Write(ctx context.Context, d *Document) error {

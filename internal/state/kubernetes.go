@@ -88,7 +88,10 @@ func (b *kubeBackend) Read(ctx context.Context) (*Document, error) {
 		return nil, fmt.Errorf("state in %s: read: %w", b.Location(), ErrNoGroup)
 	}
 	_, d, err := b.get(ctx)
-	return d, err
+	if err != nil {
+		return nil, err
+	}
+	return checkGroup("secret "+b.where(), b.group, d)
 }
 
 // get returns the Secret (nil: none) and its document (nil: none).
