@@ -28,6 +28,12 @@ const (
 	Update  Action = "update"
 	Replace Action = "replace" // delete and create: an immutable field changes
 	Delete  Action = "delete"
+	// Conflict: an object of that name exists that slipway did not make for this group; apply
+	// refuses to take it over (SPEC §1: it touches nothing it did not make).
+	Conflict Action = "conflict"
+	// Terminating: the object is being deleted by someone else; apply will not roll out its
+	// node (or, for the namespace, anything) until it is gone.
+	Terminating Action = "terminating"
 )
 
 // Labels the plan reads (SPEC §5; the render package sets them).
@@ -110,6 +116,9 @@ type Plan struct {
 	Images       []Image    `json:"images,omitempty"`
 	Nodes        []NodePlan `json:"nodes"`
 	Drift        []Drift    `json:"drift,omitempty"`
+	// ForeignNamespace: the namespace exists and slipway did not create it for this group, so
+	// apply deploys into it without taking it over and destroy removes only the group's objects.
+	ForeignNamespace bool `json:"foreignNamespace,omitempty"`
 	// MachineIDs of every node and role (<node>/<role>), new ones made by this plan.
 	MachineIDs map[string]string `json:"machineIDs,omitempty"`
 	// Desired holds the rendered objects apply will apply, in apply order, so that a saved
@@ -123,6 +132,9 @@ type Plan struct {
 // Counts sums up a plan.
 type Counts struct {
 	Push, Create, Update, Replace, Delete int
+	// Conflict and Terminating are objects apply refuses to go on with.
+	Conflict    int `json:",omitempty"`
+	Terminating int `json:",omitempty"`
 }
 
 // Counts returns the totals of the plan.
@@ -144,6 +156,10 @@ func (p *Plan) Counts() Counts {
 				c.Replace++
 			case Delete:
 				c.Delete++
+			case Conflict:
+				c.Conflict++
+			case Terminating:
+				c.Terminating++
 			}
 		}
 	}
@@ -190,6 +206,11 @@ type Input struct {
 	DryRun map[Key]*unstructured.Unstructured
 	// Immutable holds the dry-run error of objects whose change needs a re-create.
 	Immutable map[Key]string
+	// Foreign holds live objects of the group's namespace that are not the group's (no
+	// slipway.dev/group label of it); one with a desired object's name is a conflict.
+	Foreign map[Key]*unstructured.Unstructured
+	// ForeignNamespace: the namespace exists and is not the group's (see Plan).
+	ForeignNamespace bool
 	Images    []Image
 	// StateImages maps a node to the image (ref@digest) the state recorded for it, and
 	// RolledBack the nodes whose last rollout was set back.
@@ -209,7 +230,7 @@ func Compute(in Input) *Plan {
 	p := &Plan{
 		Version: FormatVersion, Group: in.Group, Namespace: in.Namespace, Created: time.Now().UTC(),
 		StateSerial: in.StateSerial, StateLineage: in.StateLineage, Suspended: in.Suspended,
-		Images: in.Images, MachineIDs: in.MachineIDs, Desired: in.Desired,
+		ForeignNamespace: in.ForeignNamespace, Images: in.Images, MachineIDs: in.MachineIDs, Desired: in.Desired,
 	}
 	byNode := map[string]*NodePlan{}
 	nodeOf := func(u *unstructured.Unstructured) string { return u.GetLabels()[LabelNode] }
@@ -233,8 +254,12 @@ func Compute(in Input) *Plan {
 		}
 		live := in.Live[k]
 		switch {
+		case live == nil && in.Foreign[k] != nil:
+			add(node, conflict(k, in.Foreign[k], in.Group))
 		case live == nil:
 			add(node, Change{Key: k, Action: Create})
+		case live.GetDeletionTimestamp() != nil:
+			add(node, terminating(k, live, node))
 		case in.Immutable[k] != "":
 			add(node, Change{Key: k, Action: Replace, Destructive: k.Kind == "PersistentVolumeClaim",
 				Reason: in.Immutable[k], Diff: Diff(live, d), ResourceVersion: live.GetResourceVersion()})
@@ -258,6 +283,9 @@ func Compute(in Input) *Plan {
 		}
 		add(node, Change{Key: k, Action: Update, ResourceVersion: live.GetResourceVersion(),
 			Reason: "its last rollout failed (" + in.Failed[node] + "): apply tries it again"})
+	}
+	if c, ok := namespaceTerminating(in, wanted); ok {
+		add("", c)
 	}
 	for k, live := range in.Live {
 		if wanted[k] || k.Kind == "Namespace" {

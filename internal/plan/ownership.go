@@ -1,0 +1,92 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// conflict is the change of a desired object whose name a live object slipway did not make
+// for group already holds: apply must not take it over (issue 11 item 4).
+func conflict(k Key, live *unstructured.Unstructured, group string) Change {
+	who := "slipway did not make it"
+	if owner := live.GetLabels()[LabelGroup]; owner != "" && owner != group {
+		who = "it belongs to group " + owner
+	}
+	return Change{Key: k, Action: Conflict, ResourceVersion: live.GetResourceVersion(),
+		Reason: fmt.Sprintf("%s exists and %s: apply will not take it over; delete or rename it, or deploy the group to another namespace", k, who)}
+}
+
+// terminating is the change of a desired object that someone is deleting: apply would update
+// an object about to vanish, and for a claim the node's data goes with it (issue 11 item 5).
+func terminating(k Key, live *unstructured.Unstructured, node string) Change {
+	c := Change{Key: k, Action: Terminating, ResourceVersion: live.GetResourceVersion()}
+	since := ""
+	if ts := live.GetDeletionTimestamp(); ts != nil {
+		since = " since " + ts.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	var what []string
+	what = append(what, fmt.Sprintf("being deleted outside slipway (Terminating%s)", since))
+	if k.Kind == "PersistentVolumeClaim" {
+		c.Destructive = true
+		what = append(what, "the node's state on /var/lib is lost with it")
+	}
+	if node == "" {
+		what = append(what, "apply changes nothing until it is gone")
+	} else {
+		what = append(what, fmt.Sprintf("apply will not roll out node %s until it is gone (it goes once no pod uses it); then apply makes it anew", node))
+	}
+	c.Reason = strings.Join(what, "; ")
+	return c
+}
+
+// namespaceTerminating reports the namespace as being deleted when Compute did not already
+// (a namespace slipway did not create is not among the desired objects).
+func namespaceTerminating(in Input, wanted map[Key]bool) (Change, bool) {
+	k := Key{Kind: "Namespace", Name: in.Namespace}
+	live := in.Live[k]
+	if live == nil || live.GetDeletionTimestamp() == nil || wanted[k] {
+		return Change{}, false
+	}
+	return terminating(k, live, ""), true
+}
+
+// Blocked returns why apply must not go on with p at all: objects it would take over, or a
+// namespace being deleted. Nil when nothing blocks it. A node whose own object is being
+// deleted is not here: apply refuses that node alone (NodeBlocked).
+func (p *Plan) Blocked() error {
+	var why []string
+	for _, np := range p.Nodes {
+		for _, c := range np.Changes {
+			switch {
+			case c.Action == Conflict:
+				why = append(why, c.Reason)
+			case c.Action == Terminating && np.Node == "":
+				why = append(why, c.Key.String()+": "+c.Reason)
+			}
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("group %s: apply refused before any change:\n  %s", p.Group, strings.Join(why, "\n  "))
+}
+
+// NodeBlocked returns why apply must not roll out node, nil when nothing blocks it.
+func (p *Plan) NodeBlocked(node string) error {
+	np := p.Node(node)
+	if np == nil || node == "" {
+		return nil
+	}
+	var why []string
+	for _, c := range np.Changes {
+		if c.Action == Terminating {
+			why = append(why, c.Key.String()+": "+c.Reason)
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("not rolled out: %s", strings.Join(why, "; "))
+}
