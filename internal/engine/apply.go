@@ -134,6 +134,10 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := checkSerial(p, doc.Serial); err != nil {
 		return err
 	}
+	// Objects slipway did not make, or a namespace being deleted: nothing is changed at all.
+	if err := p.Blocked(); err != nil {
+		return err
+	}
 	rec := &recorder{store: t.Store, doc: doc}
 
 	desiredNodes := map[string]bool{}
@@ -168,11 +172,11 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 
 	// 1. Images first: a push that fails stops its node before the cluster is touched, and
 	// with every push failing the cluster is left exactly as it was.
-	failed := map[string]error{}
+	failed := e.blockedNodes(p)
 	var fmu sync.Mutex
 	var toPush []plan.Image
 	for _, im := range p.Images {
-		if im.Push {
+		if im.Push && failed[im.Node] == nil {
 			toPush = append(toPush, im)
 		}
 	}

@@ -79,14 +79,14 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	// The live objects are read while the images resolve: one waits on the API server, the
 	// other on the disk and the registry.
 	type listed struct {
-		live map[kube.Key]*unstructured.Unstructured
-		ns   *unstructured.Unstructured
-		err  error
+		live, foreign map[kube.Key]*unstructured.Unstructured
+		ns            *unstructured.Unstructured
+		err           error
 	}
 	lc := make(chan listed, 1)
 	go func() {
 		var l listed
-		l.live, l.err = e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+		l.live, l.foreign, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
 		if l.err == nil {
 			l.ns, l.err = e.o.Kube.Namespace(ctx, t.Namespace)
 		}
@@ -122,6 +122,14 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		}
 		desired = append(desired, u)
 	}
+	foreignNS := l.ns != nil && !ownsNamespace(l.ns, t.Group.Name)
+	if foreignNS {
+		desired = withoutNamespace(desired)
+	}
+	foreign := map[plan.Key]*unstructured.Unstructured{}
+	for k, u := range l.foreign {
+		foreign[plan.Key(k)] = u
+	}
 	liveByKey := map[plan.Key]*unstructured.Unstructured{}
 	for k, u := range l.live {
 		liveByKey[plan.Key(k)] = u
@@ -136,6 +144,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	in := plan.Input{
 		Group: t.Group.Name, Namespace: t.Namespace, Suspended: suspended,
 		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable,
+		Foreign: foreign, ForeignNamespace: foreignNS,
 		Images: images, MachineIDs: ids,
 		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
 	}

@@ -133,8 +133,7 @@ type Plan struct {
 type Counts struct {
 	Push, Create, Update, Replace, Delete int
 	// Conflict and Terminating are objects apply refuses to go on with.
-	Conflict    int `json:",omitempty"`
-	Terminating int `json:",omitempty"`
+	Conflict, Terminating int
 }
 
 // Counts returns the totals of the plan.

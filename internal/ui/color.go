@@ -31,7 +31,7 @@ func (p palette) mark(m string) string {
 		return p.green(m)
 	case "~":
 		return p.yellow(m)
-	case "-":
+	case "-", "!", "x":
 		return p.red(m)
 	case "-/+":
 		return p.red("-") + "/" + p.green("+")

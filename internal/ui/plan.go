@@ -41,6 +41,9 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 	if len(p.Drift) > 0 {
 		fmt.Fprintln(w)
 	}
+	if p.ForeignNamespace {
+		fmt.Fprintf(w, "%s namespace %s was not created by slipway: apply deploys into it without taking it over, and destroy removes only the group's own objects from it.\n\n", pal.yellow("!"), p.Namespace)
+	}
 	if !p.HasChanges() {
 		fmt.Fprintln(w, "No changes.")
 		return
@@ -71,11 +74,18 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 			writeChange(w, pal, ch)
 		}
 	}
-	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete.\n",
-		pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
+	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
+	if c.Conflict > 0 {
+		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d conflict(s): apply refuses", c.Conflict)))
+	}
+	if c.Terminating > 0 {
+		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d being deleted", c.Terminating)))
+	}
+	fmt.Fprintln(w, ".")
 }
 
-var marks = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-"}
+var marks = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-",
+	plan.Conflict: "!", plan.Terminating: "x"}
 
 // changeLine is "    MARK ACTION   WHAT" with the mark and action in fixed columns; colour is
 // added after padding so that it never shifts a column.
@@ -118,25 +128,31 @@ type planCounts struct {
 	Update  int `json:"update"`
 	Replace int `json:"replace"`
 	Delete  int `json:"delete"`
+	// Conflict counts objects apply would take over (it refuses), Terminating objects being
+	// deleted outside slipway (apply refuses their node).
+	Conflict    int `json:"conflict"`
+	Terminating int `json:"terminating"`
 }
 
 // planDoc is `plan -o json`: the plan without the rendered objects (those are for
 // `plan -out`), the group's own objects (namespace, default-deny policy) under groupChanges
 // rather than as a node named "".
 type planDoc struct {
-	Version      int             `json:"version"`
-	Group        string          `json:"group"`
-	Namespace    string          `json:"namespace"`
-	Created      time.Time       `json:"created"`
-	StateSerial  int64           `json:"stateSerial"`
-	StateLineage string          `json:"stateLineage,omitempty"`
-	Suspended    bool            `json:"suspended"`
-	Changes      bool            `json:"changes"`
-	Counts       planCounts      `json:"counts"`
-	Images       []plan.Image    `json:"images"`
-	GroupChanges []plan.Change   `json:"groupChanges"`
-	Nodes        []plan.NodePlan `json:"nodes"`
-	Drift        []plan.Drift    `json:"drift"`
+	Version      int       `json:"version"`
+	Group        string    `json:"group"`
+	Namespace    string    `json:"namespace"`
+	Created      time.Time `json:"created"`
+	StateSerial  int64     `json:"stateSerial"`
+	StateLineage string    `json:"stateLineage,omitempty"`
+	Suspended    bool      `json:"suspended"`
+	// ForeignNamespace: the namespace exists and slipway did not create it (see plan.Plan).
+	ForeignNamespace bool            `json:"foreignNamespace"`
+	Changes          bool            `json:"changes"`
+	Counts           planCounts      `json:"counts"`
+	Images           []plan.Image    `json:"images"`
+	GroupChanges     []plan.Change   `json:"groupChanges"`
+	Nodes            []plan.NodePlan `json:"nodes"`
+	Drift            []plan.Drift    `json:"drift"`
 }
 
 // PlanJSON writes p as one JSON document.
@@ -145,9 +161,10 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 	doc := planDoc{
 		Version: JSONVersion, Group: p.Group, Namespace: p.Namespace, Created: p.Created,
 		StateSerial: p.StateSerial, StateLineage: p.StateLineage, Suspended: p.Suspended,
-		Changes: p.HasChanges(),
-		Counts:  planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete},
-		Images:  nonNil(p.Images), GroupChanges: []plan.Change{}, Nodes: []plan.NodePlan{}, Drift: nonNil(p.Drift),
+		ForeignNamespace: p.ForeignNamespace, Changes: p.HasChanges(),
+		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
+			Conflict: c.Conflict, Terminating: c.Terminating},
+		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, Nodes: []plan.NodePlan{}, Drift: nonNil(p.Drift),
 	}
 	for _, np := range p.Nodes {
 		if np.Node == "" {

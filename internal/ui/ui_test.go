@@ -118,6 +118,35 @@ func TestUseColor(t *testing.T) {
 	}
 }
 
+// TestPlanOwnership: objects slipway would take over, objects being deleted outside it and a
+// namespace it did not create each show in the text plan and its summary (issue 11 items 3-5).
+func TestPlanOwnership(t *testing.T) {
+	k := func(kind, name string) plan.Key { return plan.Key{Kind: kind, Namespace: "demo", Name: name} }
+	p := &plan.Plan{Group: "demo", Namespace: "demo", ForeignNamespace: true, Nodes: []plan.NodePlan{
+		{Node: "solo", Changes: []plan.Change{
+			{Key: k("Service", "solo"), Action: plan.Conflict, Reason: "Service demo/solo exists and slipway did not make it: apply will not take it over; delete or rename it, or deploy the group to another namespace"},
+			{Key: k("PersistentVolumeClaim", "solo-state"), Action: plan.Terminating, Destructive: true, Reason: "being deleted outside slipway (Terminating since 2026-12-01 00:00:00Z); the node's state on /var/lib is lost with it; apply will not roll out node solo until it is gone (it goes once no pod uses it); then apply makes it anew"},
+		}},
+	}}
+	var b bytes.Buffer
+	Plan(&b, p)
+	golden(t, "plan-ownership.txt", b.Bytes())
+	var j bytes.Buffer
+	if err := PlanJSON(&j, p); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		ForeignNamespace bool           `json:"foreignNamespace"`
+		Counts           map[string]int `json:"counts"`
+	}
+	if err := json.Unmarshal(j.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.ForeignNamespace || doc.Counts["conflict"] != 1 || doc.Counts["terminating"] != 1 {
+		t.Errorf("plan -o json: foreignNamespace %v, counts %v; want true, 1 conflict, 1 terminating", doc.ForeignNamespace, doc.Counts)
+	}
+}
+
 func TestPlanJSON(t *testing.T) {
 	p := samplePlan()
 	p.Version, p.Created, p.StateSerial = plan.FormatVersion, time.Date(2026, 11, 29, 10, 4, 5, 0, time.UTC), 7
@@ -130,7 +159,7 @@ func TestPlanJSON(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("plan -o json is not one JSON document: %v\n%s", err, b.String())
 	}
-	want := map[string]any{"push": 1.0, "create": 1.0, "update": 1.0, "replace": 0.0, "delete": 2.0}
+	want := map[string]any{"push": 1.0, "create": 1.0, "update": 1.0, "replace": 0.0, "delete": 2.0, "conflict": 0.0, "terminating": 0.0}
 	if d := cmp.Diff(want, doc["counts"]); d != "" {
 		t.Errorf("counts (-want +got):\n%s", d)
 	}

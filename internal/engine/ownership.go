@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
+)
+
+// listSplit lists the objects of the kinds slipway makes in ns and splits them into the
+// group's (its slipway.dev/group label) and the others. A desired object whose name one of
+// the others holds must not be taken over (issue 11 item 4). Listing without a label selector
+// costs the same requests as with one (one LIST per kind), so a no-op plan stays as cheap.
+func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[kube.Key]*unstructured.Unstructured, err error) {
+	all, err := e.o.Kube.ListManaged(ctx, ns, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	own = make(map[kube.Key]*unstructured.Unstructured, len(all))
+	foreign = map[kube.Key]*unstructured.Unstructured{}
+	for k, u := range all {
+		if u.GetLabels()[render.LabelGroup] == group {
+			own[k] = u
+		} else {
+			foreign[k] = u
+		}
+	}
+	return own, foreign, nil
+}
+
+// ownsNamespace reports whether the live namespace ns was created by slipway for group: only
+// then does it carry the group's label, since slipway never labels a namespace it did not
+// create (issue 11 item 3).
+func ownsNamespace(ns *unstructured.Unstructured, group string) bool {
+	return ns != nil && ns.GetLabels()[render.LabelGroup] == group
+}
+
+// withoutNamespace drops the Namespace from the desired objects: a namespace slipway did not
+// create is deployed into as it is, never relabelled.
+func withoutNamespace(desired []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := desired[:0:0]
+	for _, d := range desired {
+		if d.GetKind() != "Namespace" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// blockedNodes returns the nodes apply must not roll out (an object of theirs is being
+// deleted outside slipway, issue 11 item 5), each with its reason, and reports them.
+func (e *Engine) blockedNodes(p *plan.Plan) map[string]error {
+	failed := map[string]error{}
+	for _, np := range p.Nodes {
+		if err := p.NodeBlocked(np.Node); err != nil {
+			failed[np.Node] = err
+			e.emit(Event{Node: np.Node, Phase: PhaseFailed, Message: err.Error()})
+		}
+	}
+	return failed
+}
