@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/engine"
+	"slipway.dev/slipway/internal/state"
 )
 
 func init() { register(newDestroyCmd) }
@@ -14,7 +18,7 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 	var lockTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "destroy",
-		Short: "Remove the group's namespace and everything in it, claims included; images stay",
+		Short: "Remove the group's namespace (when slipway created it) or else only the group's objects, claims included; images stay",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -24,12 +28,28 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 			}
 			// The printer may be swapped (plan text between two views): close the last one.
 			defer func() { s.printer.Close() }()
-			if err := confirm(yes, "destroy", "Destroy group "+s.group.Name+": delete namespace "+s.ns+" with every node's state", cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+			// What goes is said before it goes: the namespace or only the group's objects, and
+			// the state when it lives in that namespace.
+			scope, err := s.engine.Scope(ctx, s.target)
+			if err != nil {
 				return err
 			}
-			return withLock(ctx, g, s.backend, "destroy", lockTimeout, func(ctx context.Context) error {
-				return s.engine.Destroy(ctx, s.target)
+			if err := confirm(yes, "destroy", "Destroy group "+s.group.Name+": "+scope.Describe(), cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			var done *engine.DestroyScope
+			err = withLock(ctx, g, s.backend, "destroy", lockTimeout, func(ctx context.Context) error {
+				d, err := s.engine.Destroy(ctx, s.target)
+				if err == nil {
+					done = d
+				}
+				return err
 			})
+			if done != nil && done.StateLocation != "" && errors.Is(err, state.ErrNotLocked) {
+				// The lock was in the namespace that is gone: there is nothing left to unlock.
+				return nil
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "destroy without asking (required without a terminal)")

@@ -3,29 +3,117 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 )
 
-// Destroy removes the group's namespace with everything in it, claims included (FR-007),
-// waits until it is gone and deletes the state. Images stay in the registry.
-func (e *Engine) Destroy(ctx context.Context, t Target) error {
+// DestroyScope is what destroy removes (SPEC §2, issue 11 item 3): the namespace with
+// everything in it when slipway created it for the group; otherwise only the group's own
+// objects, claims included; nothing when neither exists.
+type DestroyScope struct {
+	Group, Namespace string
+	// OwnNamespace: the namespace carries the group's label, which slipway sets only on a
+	// namespace it creates: it goes, with everything in it.
+	OwnNamespace bool
+	// Objects are the group's objects in a namespace slipway did not create, in delete order
+	// (Deployments first, claims last); they go, the namespace and all else stay.
+	Objects []kube.Key
+	// StateLocation is set when the state is kept in the namespace that goes
+	// (kubernetes://<namespace>): the state and its lock go with it.
+	StateLocation string
+}
+
+// Empty reports whether destroy would delete nothing in the cluster.
+func (s *DestroyScope) Empty() bool { return !s.OwnNamespace && len(s.Objects) == 0 }
+
+// Describe is one sentence of what destroy deletes, for the confirmation and the log.
+func (s *DestroyScope) Describe() string {
+	switch {
+	case s.OwnNamespace && s.StateLocation != "":
+		return fmt.Sprintf("delete namespace %s and everything in it, every node's state included; the state of group %s (%s) is in that namespace and goes with it", s.Namespace, s.Group, s.StateLocation)
+	case s.OwnNamespace:
+		return fmt.Sprintf("delete namespace %s and everything in it, every node's state included", s.Namespace)
+	case len(s.Objects) > 0:
+		return fmt.Sprintf("delete the %d objects of group %s in namespace %s, claims (every node's state) included; slipway did not create the namespace: it and everything else in it stay", len(s.Objects), s.Group, s.Namespace)
+	}
+	return fmt.Sprintf("nothing of group %s in namespace %s to delete; only its state, if any, goes", s.Group, s.Namespace)
+}
+
+// locator is a state store that can say where it keeps the state.
+type locator interface{ Location() string }
+
+// Scope reads what Destroy would remove. It changes nothing.
+func (e *Engine) Scope(ctx context.Context, t Target) (*DestroyScope, error) {
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := e.checkOwner(ctx, t.Group.Name, t.Namespace); err != nil {
-		return err
+		return nil, err
 	}
-	e.emit(Event{Phase: PhaseDestroy, Message: "deleting namespace " + t.Namespace + " and everything in it"})
+	s := &DestroyScope{Group: t.Group.Name, Namespace: t.Namespace}
+	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
+	if err != nil || ns == nil {
+		return s, err
+	}
+	if ownsNamespace(ns, t.Group.Name) {
+		s.OwnNamespace = true
+		if l, ok := t.Store.(locator); ok && l.Location() == "kubernetes://"+t.Namespace {
+			s.StateLocation = l.Location()
+		}
+		return s, nil
+	}
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+	if err != nil {
+		return nil, err
+	}
+	for k := range live {
+		s.Objects = append(s.Objects, k)
+	}
+	order := map[string]int{"Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
+	slices.SortFunc(s.Objects, func(a, b kube.Key) int {
+		if d := order[a.Kind] - order[b.Kind]; d != 0 {
+			return d
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return s, nil
+}
+
+// Destroy removes what Scope says, waits until it is gone and deletes the state. Images stay
+// in the registry.
+func (e *Engine) Destroy(ctx context.Context, t Target) (*DestroyScope, error) {
+	s, err := e.Scope(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	e.emit(Event{Phase: PhaseDestroy, Message: s.Describe()})
 	start := time.Now()
-	if err := e.o.Kube.DeleteNamespaceAndWait(ctx, t.Namespace); err != nil {
-		return err
+	switch {
+	case s.OwnNamespace:
+		if err := e.o.Kube.DeleteNamespaceAndWait(ctx, t.Namespace); err != nil {
+			return s, err
+		}
+		e.emit(Event{Phase: PhaseDestroy, Message: fmt.Sprintf("namespace %s is gone (%s)", t.Namespace, time.Since(start).Round(100*time.Millisecond))})
+	case len(s.Objects) > 0:
+		changes := make([]plan.Change, len(s.Objects))
+		for i, k := range s.Objects {
+			changes[i] = plan.Change{Key: plan.Key(k), Action: plan.Delete}
+		}
+		if err := e.deleteAll(ctx, changes); err != nil {
+			return s, err
+		}
+		e.emit(Event{Phase: PhaseDestroy, Message: fmt.Sprintf("%d objects of group %s are gone (%s); namespace %s stays", len(s.Objects), t.Group.Name, time.Since(start).Round(100*time.Millisecond), t.Namespace)})
 	}
-	e.emit(Event{Phase: PhaseDestroy, Message: fmt.Sprintf("namespace %s is gone (%s)", t.Namespace, time.Since(start).Round(100*time.Millisecond))})
 	if t.Store != nil {
 		if err := t.Store.Delete(context.WithoutCancel(ctx)); err != nil {
-			return fmt.Errorf("group %s: the namespace is gone but the state was not deleted: %w", t.Group.Name, err)
+			return s, fmt.Errorf("group %s: its objects are gone but the state was not deleted: %w", t.Group.Name, err)
 		}
 	}
 	e.emit(Event{Phase: PhaseDone, Message: "destroyed; the images stay in the registry"})
-	return nil
+	return s, nil
 }

@@ -199,8 +199,9 @@ func (c *Client) DeleteLease(ctx context.Context, ns, name, resourceVersion stri
 	return nil
 }
 
-// EnsureNamespace creates namespace name unless it exists.
-func (c *Client) EnsureNamespace(ctx context.Context, name string) error {
+// EnsureNamespace creates namespace name with labels unless it exists; an existing namespace
+// is left as it is.
+func (c *Client) EnsureNamespace(ctx context.Context, name string, labels map[string]string) error {
 	_, err := c.Clientset.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if err == nil {
 		return nil
@@ -209,7 +210,7 @@ func (c *Client) EnsureNamespace(ctx context.Context, name string) error {
 		return stateErr("namespace", "", name, "get", err)
 	}
 	_, err = c.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{FieldManager: FieldManager})
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{FieldManager: FieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return stateErr("namespace", "", name, "create", err)
 	}

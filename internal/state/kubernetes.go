@@ -26,7 +26,7 @@ type KubeAccess interface {
 	CreateLease(ctx context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error)
 	UpdateLease(ctx context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error)
 	DeleteLease(ctx context.Context, ns, name, resourceVersion string) error
-	EnsureNamespace(ctx context.Context, name string) error
+	EnsureNamespace(ctx context.Context, name string, labels map[string]string) error
 }
 
 var _ KubeAccess = (*kube.Client)(nil)
@@ -78,6 +78,13 @@ func (b *kubeBackend) Location() string   { return "kubernetes://" + b.ns }
 func (b *kubeBackend) secretName() string { return "slipway-state-" + b.group }
 func (b *kubeBackend) leaseName() string  { return "slipway-lock-" + b.group }
 func (b *kubeBackend) where() string      { return b.ns + "/" + b.secretName() }
+
+// namespaceLabels mark a namespace the backend creates as made by slipway for the group, as
+// apply marks the namespace it creates: with the state in the group's own namespace
+// (kubernetes://N), the lock creates N first, and N is then still the group's to destroy.
+func (b *kubeBackend) namespaceLabels() map[string]string {
+	return map[string]string{labelManagedBy: "slipway", labelGroup: b.group}
+}
 
 func (b *kubeBackend) labels() map[string]string {
 	return map[string]string{labelManagedBy: "slipway", labelComponent: "state", labelGroup: b.group}
@@ -142,7 +149,7 @@ func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
 			Annotations: map[string]string{annoSerial: fmt.Sprint(next.Serial), annoLineage: next.Lineage},
 			Data:        map[string][]byte{secretKey: gz}}
 		if s == nil {
-			if err := b.kube.EnsureNamespace(ctx, b.ns); err != nil {
+			if err := b.kube.EnsureNamespace(ctx, b.ns, b.namespaceLabels()); err != nil {
 				return fmt.Errorf("state %s: write: %w", b.group, err)
 			}
 			_, err = b.kube.CreateStateSecret(ctx, b.ns, out)
@@ -238,7 +245,7 @@ func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
 		var prev *Info
 		switch {
 		case errors.Is(err, kube.ErrObjectNotFound):
-			if err := b.kube.EnsureNamespace(ctx, b.ns); err != nil {
+			if err := b.kube.EnsureNamespace(ctx, b.ns, b.namespaceLabels()); err != nil {
 				return "", fmt.Errorf("state %s: lock: %w", b.group, err)
 			}
 			cur, err = b.kube.CreateLease(ctx, b.ns, want)

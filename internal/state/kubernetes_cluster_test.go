@@ -26,7 +26,7 @@ func clusterNamespace(t *testing.T) (string, *kube.Client, string) {
 		ns = ns[:50]
 	}
 	ns = strings.TrimRight(ns, "-") + "-" + NewUUID()[:8]
-	if err := c.EnsureNamespace(context.Background(), ns); err != nil {
+	if err := c.EnsureNamespace(context.Background(), ns, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -160,7 +160,7 @@ func (f *fakeKube) DeleteLease(_ context.Context, ns, name, rv string) error {
 	return nil
 }
 
-func (f *fakeKube) EnsureNamespace(context.Context, string) error { return nil }
+func (f *fakeKube) EnsureNamespace(context.Context, string, map[string]string) error { return nil }
 
 func kubeOpener(k KubeAccess, ns string, opts ...Option) newBackendFunc {
 	return func(t testing.TB, group string) Backend {
