@@ -79,6 +79,10 @@ func checkSerial(p *plan.Plan, serial int64) error {
 
 // CheckFresh refuses a saved plan when the state or a planned object moved since it was made.
 func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
+	// A saved plan with conflicts is refused for them, not as stale.
+	if err := p.Blocked(); err != nil {
+		return err
+	}
 	doc, err := readState(ctx, t)
 	if err != nil {
 		return err
