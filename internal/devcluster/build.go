@@ -1,7 +1,6 @@
 package devcluster
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -170,46 +168,30 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 	if len(t.pkgs) == 1 { // name the binary: etcd's main package would be called "server"
 		out = filepath.Join(tmp, t.bins[0])
 	}
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	start := time.Now()
+	todo, err := stalePackages(ctx, goBin, src, env, t.pkgs)
+	if err != nil {
+		return fmt.Errorf("dev cluster: build of %s: %w", t.from, err)
+	}
+	fmt.Fprintf(progress, "dev:   %s: %d packages to compile\n", t.module, len(todo))
 	args := append([]string{"build", "-v", "-trimpath", "-ldflags", t.ldflags, "-o", out}, t.pkgs...)
 	cmd := exec.CommandContext(ctx, goBin, args...)
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	cmd.Dir, cmd.Env = src, env
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		return err
 	}
 	cmd.Stdout = cmd.Stderr
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("dev cluster: build %s: %w", t.module, err)
 	}
 	tail := newTail(40)
-	var mu sync.Mutex
-	n := 0
-	stop := make(chan struct{})
-	go func() { // a heartbeat, so a five-minute build does not look hung
-		tick := time.NewTicker(15 * time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				mu.Lock()
-				fmt.Fprintf(progress, "dev:   %s: %d packages compiled, %s\n", t.module, n, time.Since(start).Round(time.Second))
-				mu.Unlock()
-			}
-		}
-	}()
-	sc := bufio.NewScanner(pipe)
-	for sc.Scan() {
-		mu.Lock()
-		n++
-		mu.Unlock()
-		tail.add(sc.Text())
-	}
+	prog := newBuildProgress(t.module, todo, start)
+	stop := prog.report(progress, 15*time.Second)
+	scanBuild(pipe, prog, tail)
 	err = cmd.Wait()
-	close(stop)
+	stop()
 	if err != nil {
 		return fmt.Errorf("dev cluster: build of %s failed: %w; last output:\n%s", t.from, err, tail.String())
 	}
