@@ -133,6 +133,8 @@ func countsMoved(saved, now plan.Counts) string {
 		{"objects to update", saved.Update, now.Update},
 		{"objects to replace", saved.Replace, now.Replace},
 		{"objects to delete", saved.Delete, now.Delete},
+		{"conflicts", saved.Conflict, now.Conflict},
+		{"objects being deleted", saved.Terminating, now.Terminating},
 	} {
 		if c.saved != c.now {
 			parts = append(parts, fmt.Sprintf("%s: %d planned, %d now", c.what, c.saved, c.now))

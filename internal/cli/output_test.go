@@ -26,6 +26,9 @@ func TestSamePlanSaysWhatMoved(t *testing.T) {
 	if d := cmp.Diff(want, err.Error()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	if got := countsMoved(plan.Counts{Create: 1}, plan.Counts{Create: 1, Conflict: 1}); got != "conflicts: 0 planned, 1 now" {
+		t.Errorf("countsMoved of a new conflict = %q", got)
+	}
 }
 
 func TestPlanHelpOutFlag(t *testing.T) {
