@@ -35,6 +35,9 @@ func TestDocsJSONExamples(t *testing.T) {
 			p := &plan.Plan{}
 			fill(reflect.ValueOf(p).Elem())
 			p.Nodes = append(p.Nodes, plan.NodePlan{Node: "", Changes: p.Nodes[0].Changes}) // the group's own
+			// Replicas are printed for the steps that wait for pods.
+			p.Steps.Before[0].Kind = plan.StepStartRole
+			p.Steps.Nodes[0].Steps[0].Kind = plan.StepAwaitRollout
 			if err := ui.PlanJSON(w, p); err != nil {
 				t.Fatal(err)
 			}
@@ -73,13 +76,16 @@ func TestDocsJSONExamples(t *testing.T) {
 	}
 }
 
-// canonical counts the group's changes as changes of a node: both are the same type, shown
-// once in full in the example (a Namespace change has no diff to show).
+// canonical counts the group's changes and steps as those of a node: both are the same types,
+// shown once in full in the example (a Namespace change has no diff to show).
 func canonical(paths []string) []string {
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
 		if rest, ok := strings.CutPrefix(p, "groupChanges[]."); ok {
 			p = "nodes[].changes[]." + rest
+		}
+		if rest, ok := strings.CutPrefix(p, "groupSteps[]."); ok {
+			p = "nodes[].steps[]." + rest
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)

@@ -73,6 +73,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		for _, ch := range np.Changes {
 			writeChange(w, pal, ch)
 		}
+		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	if c.Conflict > 0 {
@@ -121,6 +122,28 @@ func writeChange(w io.Writer, pal palette, ch plan.Change) {
 	}
 }
 
+// nodeSteps are the steps of node ("" the group's own, before any node).
+func nodeSteps(p *plan.Plan, node string) []plan.Step {
+	if node == "" {
+		if p.Steps == nil {
+			return nil
+		}
+		return p.Steps.Before
+	}
+	return p.Steps.Node(node)
+}
+
+// writeSteps lists what apply does, in order, under the changes it makes them from.
+func writeSteps(w io.Writer, pal palette, steps []plan.Step) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "    %s\n", pal.bold("steps:"))
+	for i, st := range steps {
+		fmt.Fprintf(w, "      %d. %s\n", i+1, st)
+	}
+}
+
 // planCounts are a plan's totals as `plan -o json` names them.
 type planCounts struct {
 	Push    int `json:"push"`
@@ -146,13 +169,20 @@ type planDoc struct {
 	StateLineage string    `json:"stateLineage,omitempty"`
 	Suspended    bool      `json:"suspended"`
 	// ForeignNamespace: the namespace exists and slipway did not create it (see plan.Plan).
-	ForeignNamespace bool            `json:"foreignNamespace"`
-	Changes          bool            `json:"changes"`
-	Counts           planCounts      `json:"counts"`
-	Images           []plan.Image    `json:"images"`
-	GroupChanges     []plan.Change   `json:"groupChanges"`
-	Nodes            []plan.NodePlan `json:"nodes"`
-	Drift            []plan.Drift    `json:"drift"`
+	ForeignNamespace bool          `json:"foreignNamespace"`
+	Changes          bool          `json:"changes"`
+	Counts           planCounts    `json:"counts"`
+	Images           []plan.Image  `json:"images"`
+	GroupChanges     []plan.Change `json:"groupChanges"`
+	GroupSteps       []plan.Step   `json:"groupSteps"`
+	Nodes            []nodeDoc     `json:"nodes"`
+	Drift            []plan.Drift  `json:"drift"`
+}
+
+// nodeDoc is one node of `plan -o json`: its changes and the steps apply runs for it.
+type nodeDoc struct {
+	plan.NodePlan
+	Steps []plan.Step `json:"steps"`
 }
 
 // PlanJSON writes p as one JSON document.
@@ -164,14 +194,15 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 		ForeignNamespace: p.ForeignNamespace, Changes: p.HasChanges(),
 		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
 			Conflict: c.Conflict, Terminating: c.Terminating},
-		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, Nodes: []plan.NodePlan{}, Drift: nonNil(p.Drift),
+		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
+		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift),
 	}
 	for _, np := range p.Nodes {
 		if np.Node == "" {
 			doc.GroupChanges = append(doc.GroupChanges, np.Changes...)
 			continue
 		}
-		doc.Nodes = append(doc.Nodes, np)
+		doc.Nodes = append(doc.Nodes, nodeDoc{NodePlan: np, Steps: nonNil(nodeSteps(p, np.Node))})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

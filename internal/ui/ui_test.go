@@ -15,6 +15,7 @@ import (
 
 	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -38,7 +39,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func samplePlan() *plan.Plan {
 	k := func(kind, name string) plan.Key { return plan.Key{Kind: kind, Namespace: "demo", Name: name} }
-	return &plan.Plan{
+	p := &plan.Plan{
 		Group: "demo", Namespace: "demo",
 		Images: []plan.Image{{Name: "web", Node: "web", Tag: "reg/demo/web:c-1", Digest: "reg/demo/web@sha256:b", Push: true}},
 		Nodes: []plan.NodePlan{
@@ -54,6 +55,9 @@ func samplePlan() *plan.Plan {
 		},
 		Drift: []plan.Drift{{Node: "web", Running: "reg/demo/web@sha256:a", State: "reg/demo/web@sha256:b", Note: "the last rollout was rolled back (CrashLoopBackOff): apply tries it again"}},
 	}
+	g := &spec.Group{Name: "demo", Nodes: []*spec.Node{{Name: "web"}}}
+	p.Steps = plan.BuildSteps(p, g, func(*spec.Node) time.Duration { return 5 * time.Minute })
+	return p
 }
 
 func TestPlanText(t *testing.T) {
