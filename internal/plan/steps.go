@@ -149,7 +149,8 @@ func (s *Steps) Node(name string) []Step {
 // replicas they start, and what a failed rollout goes back to.
 func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *Steps {
 	s := &Steps{Nodes: []NodeSteps{}}
-	if !p.HasChanges() {
+	// Apply refuses a plan with conflicts (or a namespace being deleted) before any change.
+	if !p.HasChanges() || p.Blocked() != nil {
 		for _, n := range g.Nodes {
 			s.Nodes = append(s.Nodes, NodeSteps{Node: n.Name})
 		}
@@ -162,7 +163,12 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 		}
 	}
 	for _, n := range g.Nodes {
-		s.Nodes = append(s.Nodes, NodeSteps{Node: n.Name, Steps: nodeSteps(p, n, limit(n))})
+		ns := NodeSteps{Node: n.Name}
+		// A node with an object being deleted by someone else fails without a step.
+		if p.NodeBlocked(n.Name) == nil {
+			ns.Steps = nodeSteps(p, n, limit(n))
+		}
+		s.Nodes = append(s.Nodes, ns)
 	}
 	for _, np := range p.Nodes {
 		if np.Node == "" || g.Node(np.Node) != nil {

@@ -221,6 +221,28 @@ func TestBuildSteps(t *testing.T) {
 			}})},
 		},
 		{
+			name: "conflict: apply refuses before any change",
+			plan: &Plan{Namespace: "demo", Images: []Image{webImage}, Nodes: []NodePlan{
+				{Node: "db", Changes: []Change{{Key: k("Deployment", "db"), Action: Update, Diff: envDiff}}},
+				{Node: "web", Changes: []Change{{Key: k("Service", "web"), Action: Conflict, Reason: "Service demo/web: not made by slipway"}}},
+			}},
+			want: &Steps{Nodes: unchanged()},
+		},
+		{
+			name: "object being deleted: its node is not rolled out",
+			plan: &Plan{Namespace: "demo", Images: []Image{webImage}, Nodes: []NodePlan{
+				{Node: "db", Changes: []Change{{Key: k("Deployment", "db"), Action: Update, Diff: envDiff}}},
+				{Node: "web", Changes: []Change{
+					{Key: k("PersistentVolumeClaim", "web-state"), Action: Terminating, Reason: "being deleted"},
+					{Key: k("Deployment", "web"), Action: Update, Diff: imageDiff},
+				}},
+			}},
+			want: &Steps{Nodes: unchanged(NodeSteps{Node: "db", Steps: []Step{
+				{Kind: StepApplyDeployment, Node: "db", Object: dep("db"), Action: Update},
+				{Kind: StepAwaitRollout, Node: "db", Object: dep("db"), Replicas: 1, Limit: 2 * time.Minute, Rollback: RollbackLastReady},
+			}})},
+		},
+		{
 			name: "nothing to do",
 			plan: &Plan{Namespace: "demo", Images: []Image{{Name: "web", Node: "web", Tag: "r/web:c-1", Digest: "r/web@sha256:a"}},
 				Nodes: []NodePlan{{Node: ""}, {Node: "db"}, {Node: "web"}}},
