@@ -72,12 +72,15 @@ func newApplyCmd(g *Globals) *cobra.Command {
 					ui.PlanWith(cmd.ErrOrStderr(), p, g.planOptions(cmd.ErrOrStderr()))
 					s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
 					s.engine.SetEmit(s.printer.Event)
+				}
+				if p.HasChanges() {
 					// Refuse before asking: there is nothing to confirm.
 					if err := p.Blocked(); err != nil {
 						return err
 					}
+					// Whatever the output format: JSON on stdout is no answer to the question.
 					if saved == nil {
-						if err := confirm(yes, "apply", "Apply these changes to group "+p.Group, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+						if err := confirmApply(g, yes, p, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
 							return err
 						}
 					}

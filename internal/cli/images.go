@@ -46,7 +46,8 @@ func newImagesCmd(g *Globals) *cobra.Command {
 }
 
 func (g *Globals) imageOptions() image.Options {
-	return image.Options{Registry: g.RegistryHost(), Insecure: g.InsecureRegistry, AuthFile: g.RegistryAuthFile()}
+	return image.Options{Registry: g.RegistryHost(), Insecure: g.InsecureRegistry,
+		AuthFile: g.RegistryAuthFile(), AuthFileSetting: g.registryAuthSetting()}
 }
 
 // imageJobs lists the images of a group: each node's, then each service role's as
@@ -101,7 +102,14 @@ func loadGroup(g *Globals) (*spec.Group, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return grp, g.NamespaceFor(grp.Namespace, grp.Name), nil
+	if err := g.checkRegistry(); err != nil {
+		return nil, "", err
+	}
+	ns, err := g.namespaceOf(grp)
+	if err != nil {
+		return nil, "", err
+	}
+	return grp, ns, nil
 }
 
 func imagesBuild(ctx context.Context, g *Globals, out string, stdout, stderr io.Writer) error {

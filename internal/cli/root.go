@@ -151,6 +151,9 @@ func NewRoot() *cobra.Command {
 		Short:         "Deploy a group of machine-like nodes to Kubernetes, safely",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return g.checkFlags(cmd)
+		},
 	}
 	f := root.PersistentFlags()
 	f.StringVarP(&g.File, "file", "f", "slipway.yaml", "the group file")

@@ -12,6 +12,7 @@ import (
 	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/ui"
@@ -96,8 +97,7 @@ func confirm(yes bool, verb, what string, stdin io.Reader, stderr io.Writer) err
 	if yes {
 		return nil
 	}
-	f, ok := stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !readsTerminal(stdin) {
 		return fmt.Errorf("%s: no terminal to confirm on: pass --yes to %s", verb, what)
 	}
 	fmt.Fprintf(stderr, "%s? Only 'yes' is accepted: ", what)
@@ -114,4 +114,18 @@ func checkOutput(g *Globals) error {
 		return fmt.Errorf("--output %q: want text or json", g.Output)
 	}
 	return nil
+}
+
+func readsTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// confirmApply asks before a plan with changes is applied. With -o json the plan text is not
+// printed (stdout carries JSON), so it goes to stderr first when there is someone to ask.
+func confirmApply(g *Globals, yes bool, p *plan.Plan, stdin io.Reader, stderr io.Writer) error {
+	if g.Output == "json" && !yes && readsTerminal(stdin) {
+		ui.PlanWith(stderr, p, g.planOptions(stderr))
+	}
+	return confirm(yes, "apply", "Apply these changes to group "+p.Group, stdin, stderr)
 }

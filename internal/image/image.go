@@ -60,8 +60,11 @@ type Options struct {
 	Registry string
 	// Insecure allows plain HTTP to a registry that is not on loopback.
 	Insecure bool
-	// AuthFile is a docker config file; a missing file means anonymous access.
-	AuthFile string
+	// AuthFile is a docker config file; a missing file means anonymous access, unless
+	// AuthFileSetting names the flag or variable that set it: a path given explicitly must be
+	// there.
+	AuthFile        string
+	AuthFileSetting string
 }
 
 // Builder makes images from sources.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/docker/cli/cli/config/configfile"
@@ -29,7 +28,7 @@ type registryClient struct {
 }
 
 func newRegistryClient(opts Options) (*registryClient, error) {
-	kc, err := fileKeychain(opts.AuthFile)
+	kc, err := fileKeychain(opts.AuthFile, opts.AuthFileSetting)
 	if err != nil {
 		return nil, err
 	}
@@ -102,23 +101,14 @@ func isLoopback(host string) bool {
 
 // fileKeychain reads credentials from exactly one docker config file, not from the usual
 // search path, so that --registry-auth / REGISTRY_AUTH_FILE mean what they say. A missing
-// file means anonymous access; credential helpers named in the file are honoured.
-func fileKeychain(path string) (authn.Keychain, error) {
+// default file means anonymous access; credential helpers named in the file are honoured.
+func fileKeychain(path, setting string) (authn.Keychain, error) {
 	if path == "" {
 		return authn.NewMultiKeychain(), nil
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return authn.NewMultiKeychain(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("registry auth file %s: %w", path, err)
-	}
-	defer f.Close()
-	cf := configfile.New(path)
-	if err := cf.LoadFromReader(f); err != nil {
-		// The parser's message may quote the file; a credential must not reach the output.
-		return nil, fmt.Errorf("registry auth file %s: not a docker config file", path)
+	cf, err := readAuthFile(path, setting)
+	if err != nil || cf == nil {
+		return authn.NewMultiKeychain(), err
 	}
 	return &configKeychain{cf: cf}, nil
 }
