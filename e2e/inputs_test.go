@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestNoTerminalNeedsYes: without a terminal (stdin is not one here) and without --yes, apply,
@@ -53,5 +56,53 @@ func TestNoTerminalNeedsYes(t *testing.T) {
 	}
 	if after := g.State().State.Serial; after != before {
 		t.Errorf("state serial %d after the refused verbs, want %d", after, before)
+	}
+}
+
+// TestKubeconfigList: a colon-separated KUBECONFIG is merged as kubectl merges it (the first
+// file's current context wins, --context picks from every file); --kubeconfig and
+// KUBE_CONFIG_PATH stay one file each.
+func TestKubeconfigList(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "kcfg", soloGroup, "solo")
+	dev, err := clientcmd.LoadFromFile(g.Env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devContext := dev.CurrentContext
+	// elsewhere is a kubeconfig whose current context is a cluster nobody serves.
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(elsewhere, []byte(`apiVersion: v1
+kind: Config
+current-context: elsewhere
+clusters: [{name: elsewhere, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: elsewhere, user: {token: x}}]
+contexts: [{name: elsewhere, context: {cluster: elsewhere, user: elsewhere}}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	list := elsewhere + ":" + g.Env.Kubeconfig
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		want string // in stderr, for a failure
+	}{
+		{"--context picks the second file's context", []string{"KUBECONFIG=" + list}, []string{"plan", "--context", devContext}, 0, ""},
+		{"the first file's current context", []string{"KUBECONFIG=" + list}, []string{"plan"}, 1, "127.0.0.1:1"},
+		{"a missing file is skipped", []string{"KUBECONFIG=" + missing + ":" + g.Env.Kubeconfig}, []string{"plan"}, 0, ""},
+		{"KUBE_CONFIG_PATH is one file", []string{"KUBE_CONFIG_PATH=" + list}, []string{"plan"}, 1, "kubeconfig " + list + ": stat " + list},
+		{"--kubeconfig is one file", []string{"KUBECONFIG=" + list}, []string{"plan", "--kubeconfig", g.Env.Kubeconfig}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g.extraEnv = append([]string{"KUBE_CONFIG_PATH=", "KUBECONFIG="}, tt.env...)
+			r := g.MustRun(tt.code, tt.args...)
+			if tt.want != "" && !strings.Contains(r.Stderr, tt.want) {
+				t.Errorf("want stderr to contain %q, got %s", tt.want, r)
+			}
+		})
 	}
 }

@@ -57,7 +57,7 @@ func openState(ctx context.Context, g *Globals, group string, stderr io.Writer, 
 	}
 	var kc state.KubeAccess
 	if isKubeURL(url) {
-		c, err := kube.New(g.KubeconfigPath(), g.Context)
+		c, err := kube.Open(g.KubeconfigSource(), g.Context)
 		if err != nil {
 			return nil, err
 		}

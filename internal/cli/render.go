@@ -166,7 +166,7 @@ func stateMachineIDs(ctx context.Context, g *Globals, grp *spec.Group, stderr io
 	url := g.StateURL(grp.Name)
 	var kc state.KubeAccess
 	if strings.HasPrefix(url, "kubernetes://") || strings.HasPrefix(url, "k8s://") {
-		c, err := kube.New(g.KubeconfigPath(), g.Context)
+		c, err := kube.Open(g.KubeconfigSource(), g.Context)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -87,16 +88,28 @@ func env(names ...string) string {
 	return ""
 }
 
-// KubeconfigPath resolves --kubeconfig > KUBE_CONFIG_PATH > KUBECONFIG > ~/.kube/config.
-func (g *Globals) KubeconfigPath() string {
+// KubeconfigSource resolves --kubeconfig > KUBE_CONFIG_PATH > KUBECONFIG > ~/.kube/config. The flag
+// and KUBE_CONFIG_PATH name one file; KUBECONFIG is a list merged as kubectl merges it.
+func (g *Globals) KubeconfigSource() kube.Kubeconfig {
 	if g.Kubeconfig != "" {
-		return g.Kubeconfig
+		return kube.Kubeconfig{Explicit: g.Kubeconfig}
 	}
-	if v := env("KUBE_CONFIG_PATH", "KUBECONFIG"); v != "" {
-		return v
+	if v := os.Getenv("KUBE_CONFIG_PATH"); v != "" {
+		return kube.Kubeconfig{Explicit: v}
+	}
+	if v := os.Getenv("KUBECONFIG"); v != "" {
+		var files []string
+		for _, f := range filepath.SplitList(v) {
+			if f != "" {
+				files = append(files, f)
+			}
+		}
+		if len(files) > 0 {
+			return kube.Kubeconfig{Precedence: files}
+		}
 	}
 	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".kube", "config")
+	return kube.Kubeconfig{Explicit: filepath.Join(home, ".kube", "config")}
 }
 
 // RegistryHost resolves --registry > K8S_REGISTRY; empty means unset.

@@ -54,7 +54,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 			return nil, err
 		}
 	}
-	if s.kube, err = kube.New(g.KubeconfigPath(), g.Context); err != nil {
+	if s.kube, err = kube.Open(g.KubeconfigSource(), g.Context); err != nil {
 		return nil, err
 	}
 	if s.backend, err = openState(ctx, g, grp.Name, stderr); err != nil {

@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // FieldManager is the one field manager slipway applies with.
@@ -40,16 +39,10 @@ type Client struct {
 	mapperErr  error
 }
 
-// New connects to the cluster of the kubeconfig at path (context "" = its current context).
-// Client-side throttling is off: callers bound their own concurrency instead.
+// New connects to the cluster of the kubeconfig file at path (context "" = its current
+// context): Open with one explicit file.
 func New(path, context string) (*Client, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
-	}
-	return NewForConfig(cfg)
+	return Open(Kubeconfig{Explicit: path}, context)
 }
 
 // NewForConfig builds a Client from a rest.Config, turning client-side throttling off.
