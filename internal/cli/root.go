@@ -170,7 +170,7 @@ func NewRoot() *cobra.Command {
 	}
 	f := root.PersistentFlags()
 	f.StringVarP(&g.File, "file", "f", "slipway.yaml", "the group file")
-	f.StringVar(&g.Kubeconfig, "kubeconfig", "", "kubeconfig path (env KUBE_CONFIG_PATH, then KUBECONFIG; default ~/.kube/config)")
+	f.StringVar(&g.Kubeconfig, "kubeconfig", "", "kubeconfig file (env KUBE_CONFIG_PATH, then KUBECONFIG, a list of files merged as kubectl merges it; default ~/.kube/config)")
 	f.StringVar(&g.Context, "context", "", "kubeconfig context (default: its current context)")
 	f.StringVar(&g.Registry, "registry", "", "OCI registry host[:port][/path] for node images (env K8S_REGISTRY)")
 	f.StringVar(&g.RegistryAuth, "registry-auth", "", "docker config file with registry credentials (env REGISTRY_AUTH_FILE; default ~/.docker/config.json)")
