@@ -57,6 +57,7 @@ func TestNoTerminalNeedsYes(t *testing.T) {
 	if after := g.State().State.Serial; after != before {
 		t.Errorf("state serial %d after the refused verbs, want %d", after, before)
 	}
+	g.MustRun(0, "destroy", "--yes", "-o", "json")
 }
 
 // TestKubeconfigList: a colon-separated KUBECONFIG is merged as kubectl merges it (the first
