@@ -1,39 +1,136 @@
 package internal_test
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// pure are the packages of the pure core (DEVELOPERS.md): they compute, and never talk to a
-// cluster, so they must not depend on client-go, even through another package.
-var pure = []string{"spec", "render", "plan", "status"}
+const module = "slipway.dev/slipway/internal/"
 
-func TestPureCoreHasNoClientGo(t *testing.T) {
+// allowed is, per package under internal/, the packages of internal/ it may import (test files
+// aside). The layering of DEVELOPERS.md: the pure core (spec, render, plan, status) and the
+// leaf event compute; ui prints what they hold and reaches neither the engine, the state nor
+// kube; the engine runs and never reaches cli or ui; cli wires. A package missing here fails,
+// so a new one is placed on purpose.
+var allowed = map[string][]string{
+	"event":              {},
+	"spec":               {},
+	"render":             {"spec"},
+	"plan":               {"spec"},
+	"status":             {"event"},
+	"ui":                 {"event", "plan", "spec", "status"},
+	"image":              {"event"},
+	"kube":               {},
+	"state":              {"event", "kube"},
+	"engine":             {"event", "image", "kube", "plan", "render", "spec", "state", "status"},
+	"devcluster":         {},
+	"devcluster/devtest": {"devcluster"},
+	"cli":                {"devcluster", "engine", "event", "image", "kube", "plan", "render", "spec", "state", "ui"},
+}
+
+// clientGo are the packages that may import client-go directly; state may reach it only
+// through kube, from the files of its Kubernetes backend (kubernetes*.go).
+var clientGo = []string{"kube"}
+
+// pure are the packages that compute or print and never talk to a cluster: they must not
+// depend on client-go, even through another package.
+var pure = []string{"event", "spec", "render", "plan", "status", "ui"}
+
+func goCmd(t *testing.T, args ...string) string {
+	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to list dependencies: %v", err)
 	}
+	out, err := exec.Command(gobin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func isClientGo(path string) bool {
+	return path == "k8s.io/client-go" || strings.HasPrefix(path, "k8s.io/client-go/")
+}
+
+func TestImports(t *testing.T) {
+	// -f over ./... lists every package under internal/ with its direct imports; test files
+	// are not included, so e2e-style tests may use anything.
+	out := goCmd(t, "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		fields := strings.Fields(line)
+		pkg, ok := strings.CutPrefix(fields[0], module)
+		if !ok {
+			continue // internal itself: tests only
+		}
+		seen[pkg] = true
+		t.Run(pkg, func(t *testing.T) {
+			may, known := allowed[pkg]
+			if !known {
+				t.Fatalf("internal/%s is not in the import table of arch_test.go: add it with the packages it may import", pkg)
+			}
+			for _, imp := range fields[1:] {
+				if dep, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(may, dep) {
+					t.Errorf("internal/%s imports internal/%s: not allowed (it may import %v)", pkg, dep, may)
+				}
+				if isClientGo(imp) && !slices.Contains(clientGo, pkg) {
+					t.Errorf("internal/%s imports %s: only %v may import client-go", pkg, imp, clientGo)
+				}
+			}
+		})
+	}
+	for pkg := range allowed {
+		if !seen[pkg] {
+			t.Errorf("internal/%s is in the import table but does not exist", pkg)
+		}
+	}
+}
+
+// TestStateReachesKubeOnlyFromItsBackend: the file, HTTP and lock code of internal/state does
+// not link the cluster client; only its Kubernetes backend does.
+func TestStateReachesKubeOnlyFromItsBackend(t *testing.T) {
+	files := strings.Fields(goCmd(t, "list", "-f", "{{join .GoFiles \" \"}}", "./state"))
+	if len(files) == 0 {
+		t.Fatal("internal/state: no Go files listed")
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join("state", name), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, is := range f.Imports {
+			imp, _ := strconv.Unquote(is.Path.Value)
+			if (imp == module+"kube" || isClientGo(imp)) && !strings.HasPrefix(name, "kubernetes") {
+				t.Errorf("internal/state/%s imports %s: only the Kubernetes backend (kubernetes*.go) may", name, imp)
+			}
+		}
+	}
+}
+
+func TestPureCoreHasNoClientGo(t *testing.T) {
 	for _, p := range pure {
 		t.Run(p, func(t *testing.T) {
 			if _, err := os.Stat(p); err != nil {
 				t.Fatalf("internal/%s: %v", p, err)
 			}
-			// -deps lists every package p imports, directly or not; test files are not
-			// included, so e2e tests may use internal/kube.
-			out, err := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", "./"+filepath.ToSlash(p)).CombinedOutput()
-			if err != nil {
-				t.Fatalf("go list internal/%s: %v\n%s", p, err, out)
-			}
-			for _, dep := range strings.Fields(string(out)) {
-				if dep == "k8s.io/client-go" || strings.HasPrefix(dep, "k8s.io/client-go/") {
+			// -deps lists every package p imports, directly or not.
+			for _, dep := range strings.Fields(goCmd(t, "list", "-deps", "-f", "{{.ImportPath}}", "./"+filepath.ToSlash(p))) {
+				if isClientGo(dep) {
 					t.Errorf("internal/%s depends on %s: only internal/kube may import client-go", p, dep)
 				}
-				if dep == "slipway.dev/slipway/internal/kube" {
-					t.Errorf("internal/%s depends on internal/kube", p)
+				for _, rim := range []string{"kube", "state", "engine"} {
+					if dep == module+rim {
+						t.Errorf("internal/%s depends on internal/%s", p, rim)
+					}
 				}
 			}
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/spec"
 )
@@ -192,10 +193,10 @@ type pushPrinter struct {
 	last map[string]time.Time
 }
 
-func (p *pushPrinter) event(e image.Event) {
+func (p *pushPrinter) event(e event.Image) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.Kind == image.EventProgress && e.Done != e.Total {
+	if e.Kind == event.ImageProgress && e.Done != e.Total {
 		if time.Since(p.last[e.Name]) < time.Second {
 			return
 		}
@@ -207,15 +208,15 @@ func (p *pushPrinter) event(e image.Event) {
 	}
 	var msg string
 	switch e.Kind {
-	case image.EventBuilt:
+	case event.ImageBuilt:
 		msg = "built " + e.Ref
-	case image.EventWarning:
+	case event.ImageWarning:
 		msg = "warning: " + e.Message
-	case image.EventExists:
+	case event.ImageExists:
 		msg = "in the registry already: " + e.Digest
-	case image.EventProgress:
+	case event.ImageProgress:
 		msg = fmt.Sprintf("pushing %s of %s", size(e.Done), size(e.Total))
-	case image.EventPushed:
+	case event.ImagePushed:
 		msg = "pushed " + e.Digest
 	default:
 		msg = string(e.Kind)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -267,7 +268,7 @@ func TestStateShowAndList(t *testing.T) {
 		}
 		d := &state.Document{Namespace: grp, Nodes: map[string]*state.NodeState{
 			"n1": {MachineID: "m-1", Image: state.ImageRecord{Ref: "reg/" + grp + "/n1", Tag: "abc", Digest: "sha256:0123456789abcdef0123"},
-				LastRollout: &state.Rollout{Result: state.RolloutReady, Time: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)},
+				LastRollout: &event.Rollout{Result: event.RolloutReady, Time: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)},
 				Roles:       map[string]*state.RoleState{"worker": {MachineID: "m-2", Replicas: 2}}},
 		}}
 		if err := b.Write(ctx, d); err != nil {

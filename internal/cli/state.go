@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -176,7 +177,7 @@ func printState(w io.Writer, group, where string, doc *state.Document, lock *sta
 		ro := "-"
 		if r := ns.LastRollout; r != nil {
 			ro = r.Result + " " + r.Time.UTC().Format(time.RFC3339)
-			if r.Result == state.RolloutRolledBack && ns.PreviousReady != "" {
+			if r.Result == event.RolloutRolledBack && ns.PreviousReady != "" {
 				ro = "rolled back to " + ns.PreviousReady + " " + r.Time.UTC().Format(time.RFC3339)
 			}
 		}

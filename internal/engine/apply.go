@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -170,7 +170,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 				return err
 			}
 		}
-		e.emit(Event{Phase: PhaseUnchanged, Message: "No changes."})
+		e.emit(event.Event{Phase: event.PhaseUnchanged, Message: "No changes."})
 		return nil
 	}
 
@@ -189,7 +189,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 			fmu.Lock()
 			failed[im.Node] = errors.Join(failed[im.Node], err)
 			fmu.Unlock()
-			e.emit(Event{Node: im.Node, Phase: PhaseFailed, Message: err.Error()})
+			e.emit(event.Event{Node: im.Node, Phase: event.PhaseFailed, Message: err.Error()})
 		}
 	})
 	if len(failed) > 0 && len(failed) >= len(t.Group.Nodes) {
@@ -245,7 +245,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 			fmu.Lock()
 			failed[name] = err
 			fmu.Unlock()
-			e.emit(Event{Node: name, Phase: PhaseFailed, Message: err.Error()})
+			e.emit(event.Event{Node: name, Phase: event.PhaseFailed, Message: err.Error()})
 		}
 	})
 
@@ -260,7 +260,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 		if ctx.Err() != nil {
 			return
 		}
-		e.emit(Event{Node: np.Node, Phase: PhasePrune, Message: fmt.Sprintf("removing %d objects of a node that left the group", len(np.Changes))})
+		e.emit(event.Event{Node: np.Node, Phase: event.PhasePrune, Message: fmt.Sprintf("removing %d objects of a node that left the group", len(np.Changes))})
 		if err := e.deleteAll(ctx, np.Changes); err != nil {
 			fmu.Lock()
 			failed[np.Node] = err
@@ -268,7 +268,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 			return
 		}
 		_ = rec.update(ctx, func(d *state.Document) { delete(d.Nodes, np.Node) })
-		e.emit(Event{Node: np.Node, Phase: PhaseDone, Message: "removed"})
+		e.emit(event.Event{Node: np.Node, Phase: event.PhaseDone, Message: "removed"})
 	})
 	if err := ctx.Err(); err != nil && len(failed) == 0 {
 		return fmt.Errorf("apply interrupted: %w", err)
@@ -374,9 +374,9 @@ func (e *Engine) push(ctx context.Context, im plan.Image) error {
 	if !ok {
 		return fmt.Errorf("image %s: not built in this run", im.Name)
 	}
-	e.emit(Event{Node: im.Node, Phase: PhasePush, Message: "pushing " + im.Tag})
+	e.emit(event.Event{Node: im.Node, Phase: event.PhasePush, Message: "pushing " + im.Tag})
 	d, err := e.o.Publisher.Publish(ctx, im.Tag, img, func(done, total int64) {
-		e.emit(Event{Node: im.Node, Phase: PhasePush, Image: &image.Event{Name: im.Name, Kind: image.EventProgress, Ref: im.Tag, Done: done, Total: total}})
+		e.emit(event.Event{Node: im.Node, Phase: event.PhasePush, Image: &event.Image{Name: im.Name, Kind: event.ImageProgress, Ref: im.Tag, Done: done, Total: total}})
 	})
 	if err != nil {
 		return fmt.Errorf("image %s: push %s: %w", im.Name, im.Tag, err)
@@ -384,7 +384,7 @@ func (e *Engine) push(ctx context.Context, im plan.Image) error {
 	if d.String() != im.Digest {
 		return fmt.Errorf("image %s: the registry returned %s for %s, the plan expected %s", im.Name, d, im.Tag, im.Digest)
 	}
-	e.emit(Event{Node: im.Node, Phase: PhasePush, Message: "pushed " + d.String()})
+	e.emit(event.Event{Node: im.Node, Phase: event.PhasePush, Message: "pushed " + d.String()})
 	return nil
 }
 
@@ -460,7 +460,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 		})
 	}
 	if np == nil || len(np.Changes) == 0 {
-		e.emit(Event{Node: name, Phase: PhaseUnchanged, Ready: 1, Desired: 1})
+		e.emit(event.Event{Node: name, Phase: event.PhaseUnchanged, Ready: 1, Desired: 1})
 		return record()
 	}
 	mainKey := plan.Key{Kind: "Deployment", Namespace: p.Namespace, Name: name}
@@ -471,7 +471,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 	isDeployment := func(k plan.Key) bool { return k.Kind == "Deployment" }
 
 	// Steps 2–3: the node's policies, account, claim and Services.
-	e.emit(Event{Node: name, Phase: PhaseApply, Message: "policies, account, claim, services"})
+	e.emit(event.Event{Node: name, Phase: event.PhaseApply, Message: "policies, account, claim, services"})
 	for _, c := range np.Changes {
 		if c.Action == plan.Delete || isDeployment(c.Key) {
 			continue
@@ -516,7 +516,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 	slices.Sort(stopped)
 	for _, r := range stopped {
 		k := roleKeys[r]
-		e.emit(Event{Node: name, Phase: PhaseStopRoles, Message: "role " + r + ": to 0 replicas before the image changes"})
+		e.emit(event.Event{Node: name, Phase: event.PhaseStopRoles, Message: "role " + r + ": to 0 replicas before the image changes"})
 		if err := e.scaleAndWait(ctx, w, k, 0); err != nil {
 			return fmt.Errorf("role %s: stop: %w", r, err)
 		}
@@ -551,7 +551,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 		if suspended {
 			replicas = 0
 		}
-		e.emit(Event{Node: name, Phase: PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", r.Name, replicas), Desired: replicas})
+		e.emit(event.Event{Node: name, Phase: event.PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", r.Name, replicas), Desired: replicas})
 		out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), byKey[k], kube.ApplyOptions{Force: true})
 		if err != nil {
 			return fmt.Errorf("role %s: %w", r.Name, err)
@@ -559,7 +559,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 		res := e.wait(ctx, w, k, out.GetGeneration(), time.Now(), e.rolloutLimit(n), name, status.Rollout)
 		if res.Phase != status.Ready {
 			_, _ = e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, 0)
-			e.emit(Event{Node: name, Phase: PhaseStartRoles, Message: "role " + r.Name + ": back to 0 replicas"})
+			e.emit(event.Event{Node: name, Phase: event.PhaseStartRoles, Message: "role " + r.Name + ": back to 0 replicas"})
 			return fmt.Errorf("role %s did not become ready (%s); it is back at 0 replicas, the node keeps its new image, and the next apply starts it again", r.Name, res.Message)
 		}
 	}
@@ -572,7 +572,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 		}
 	}
 	if len(gone) > 0 {
-		e.emit(Event{Node: name, Phase: PhasePrune, Message: fmt.Sprintf("removing %d objects that left the group", len(gone))})
+		e.emit(event.Event{Node: name, Phase: event.PhasePrune, Message: fmt.Sprintf("removing %d objects that left the group", len(gone))})
 		if err := e.deleteAll(ctx, gone); err != nil {
 			return err
 		}
@@ -580,7 +580,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 	if err := record(); err != nil {
 		return err
 	}
-	e.emit(Event{Node: name, Phase: PhaseDone, Ready: 1, Desired: 1})
+	e.emit(event.Event{Node: name, Phase: event.PhaseDone, Ready: 1, Desired: 1})
 	return nil
 }
 
@@ -629,7 +629,7 @@ func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, minGen int
 		res := check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
 			Now: time.Now(), Since: since, Limit: limit})
 		if node != "" && (res.Ready != last.Ready || res.Desired != last.Desired || res.Phase != last.Phase) {
-			e.emit(Event{Node: node, Phase: PhaseRollout, Message: k.Name + ": " + string(res.Phase), Ready: res.Ready, Desired: res.Desired})
+			e.emit(event.Event{Node: node, Phase: event.PhaseRollout, Message: k.Name + ": " + string(res.Phase), Ready: res.Ready, Desired: res.Desired})
 		}
 		last = res
 		if res.Phase != status.Progressing {
@@ -657,7 +657,7 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 	prev := rollbackTarget(w, k, readyHash)
 	limit := e.rolloutLimit(n)
 	newImage := containerImage(obj, render.ContainerNode)
-	e.emit(Event{Node: n.Name, Phase: PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, limit), Desired: 1})
+	e.emit(event.Event{Node: n.Name, Phase: event.PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, limit), Desired: 1})
 	since := time.Now()
 	gen, err := e.applyObject(ctx, *c, obj)
 	if err != nil {
@@ -670,7 +670,7 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 			ns := rec.node(n.Name)
 			ns.PreviousReady = newImage
 			ns.ReadyTemplate = hash
-			ns.LastRollout = &state.Rollout{Result: state.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(newImage)}
+			ns.LastRollout = &event.Rollout{Result: event.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(newImage)}
 		})
 	}
 	if ctx.Err() != nil {
@@ -685,12 +685,12 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 	}
 	if prev == nil {
 		_ = rec.update(ctx, func(d *state.Document) {
-			rec.node(n.Name).LastRollout = &state.Rollout{Result: state.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(newImage)}
+			rec.node(n.Name).LastRollout = &event.Rollout{Result: event.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(newImage)}
 		})
 		return fmt.Errorf("deployment %s: rollout failed: %s; nothing to roll back to (no earlier template became ready)%s", k.Name, why, report)
 	}
 	oldImage := firstImage(prev.Spec.Template.Spec.Containers)
-	e.emit(Event{Node: n.Name, Phase: PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s", k.Name, res.Reason, digestOf(oldImage))})
+	e.emit(event.Event{Node: n.Name, Phase: event.PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s", k.Name, res.Reason, digestOf(oldImage))})
 	back := rollbackObject(prev)
 	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), back, kube.ApplyOptions{Force: true})
 	if err != nil {
@@ -709,7 +709,7 @@ func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *ku
 		if hash != "" {
 			ns.ReadyTemplate = hash
 		}
-		ns.LastRollout = &state.Rollout{Result: state.RolloutRolledBack, Time: time.Now().UTC(), Message: msg, Digest: digestOf(oldImage)}
+		ns.LastRollout = &event.Rollout{Result: event.RolloutRolledBack, Time: time.Now().UTC(), Message: msg, Digest: digestOf(oldImage)}
 	})
 	if back2.Phase != status.Ready {
 		return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s, but that did not become ready either: %s%s", k.Name, why, digestOf(oldImage), back2.Message, report)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -91,14 +92,14 @@ func (e *Engine) Destroy(ctx context.Context, t Target) (*DestroyScope, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.emit(Event{Phase: PhaseDestroy, Message: s.Describe()})
+	e.emit(event.Event{Phase: event.PhaseDestroy, Message: s.Describe()})
 	start := time.Now()
 	switch {
 	case s.OwnNamespace:
 		if err := e.o.Kube.DeleteNamespaceAndWait(ctx, t.Namespace); err != nil {
 			return s, err
 		}
-		e.emit(Event{Phase: PhaseDestroy, Message: fmt.Sprintf("namespace %s is gone (%s)", t.Namespace, time.Since(start).Round(100*time.Millisecond))})
+		e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("namespace %s is gone (%s)", t.Namespace, time.Since(start).Round(100*time.Millisecond))})
 	case len(s.Objects) > 0:
 		changes := make([]plan.Change, len(s.Objects))
 		for i, k := range s.Objects {
@@ -107,13 +108,13 @@ func (e *Engine) Destroy(ctx context.Context, t Target) (*DestroyScope, error) {
 		if err := e.deleteAll(ctx, changes); err != nil {
 			return s, err
 		}
-		e.emit(Event{Phase: PhaseDestroy, Message: fmt.Sprintf("%d objects of group %s are gone (%s); namespace %s stays", len(s.Objects), t.Group.Name, time.Since(start).Round(100*time.Millisecond), t.Namespace)})
+		e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("%d objects of group %s are gone (%s); namespace %s stays", len(s.Objects), t.Group.Name, time.Since(start).Round(100*time.Millisecond), t.Namespace)})
 	}
 	if t.Store != nil {
 		if err := t.Store.Delete(context.WithoutCancel(ctx)); err != nil {
 			return s, fmt.Errorf("group %s: its objects are gone but the state was not deleted: %w", t.Group.Name, err)
 		}
 	}
-	e.emit(Event{Phase: PhaseDone, Message: "destroyed; the images stay in the registry"})
+	e.emit(event.Event{Phase: event.PhaseDone, Message: "destroyed; the images stay in the registry"})
 	return s, nil
 }

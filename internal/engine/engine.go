@@ -13,41 +13,12 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
-
-// Phase says where a node is.
-type Phase string
-
-const (
-	PhasePlan       Phase = "plan"
-	PhasePush       Phase = "push"
-	PhaseApply      Phase = "apply"
-	PhaseStopRoles  Phase = "stop-roles"
-	PhaseRollout    Phase = "rollout"
-	PhaseRollback   Phase = "rollback"
-	PhaseStartRoles Phase = "start-roles"
-	PhasePrune      Phase = "prune"
-	PhaseScale      Phase = "scale"
-	PhaseDestroy    Phase = "destroy"
-	PhaseDone       Phase = "done"
-	PhaseFailed     Phase = "failed"
-	PhaseUnchanged  Phase = "unchanged"
-)
-
-// Event reports progress. Node "" is the group.
-type Event struct {
-	Time    time.Time    `json:"time"`
-	Node    string       `json:"node,omitempty"`
-	Phase   Phase        `json:"phase"`
-	Message string       `json:"message,omitempty"`
-	Ready   int32        `json:"ready"`
-	Desired int32        `json:"desired"`
-	Image   *image.Event `json:"image,omitempty"`
-}
 
 // Options configure an Engine.
 type Options struct {
@@ -61,7 +32,7 @@ type Options struct {
 	// Timeout, when set, overrides every node's rolloutTimeout (--timeout).
 	Timeout time.Duration
 	// Emit receives events; it must be safe for concurrent use. nil discards them.
-	Emit func(Event)
+	Emit func(event.Event)
 }
 
 // Engine runs verbs for one group.
@@ -78,12 +49,12 @@ func New(o Options) *Engine {
 		o.Parallelism = 1
 	}
 	if o.Emit == nil {
-		o.Emit = func(Event) {}
+		o.Emit = func(event.Event) {}
 	}
 	return &Engine{o: o, images: map[string]v1.Image{}}
 }
 
-func (e *Engine) emit(ev Event) {
+func (e *Engine) emit(ev event.Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
@@ -127,9 +98,9 @@ func forEach[T any](ctx context.Context, parallelism int, items []T, f func(T)) 
 }
 
 // SetEmit replaces the event sink (the CLI swaps printers between plan and apply).
-func (e *Engine) SetEmit(f func(Event)) {
+func (e *Engine) SetEmit(f func(event.Event)) {
 	if f == nil {
-		f = func(Event) {}
+		f = func(event.Event) {}
 	}
 	e.o.Emit = f
 }

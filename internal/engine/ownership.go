@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -57,7 +58,7 @@ func (e *Engine) blockedNodes(p *plan.Plan) map[string]error {
 	for _, np := range p.Nodes {
 		if err := p.NodeBlocked(np.Node); err != nil {
 			failed[np.Node] = err
-			e.emit(Event{Node: np.Node, Phase: PhaseFailed, Message: err.Error()})
+			e.emit(event.Event{Node: np.Node, Phase: event.PhaseFailed, Message: err.Error()})
 		}
 	}
 	return failed

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -154,10 +155,10 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 			if ns.Image.Digest != "" {
 				in.StateImages[name] = ns.Image.Ref + "@" + ns.Image.Digest
 			}
-			if ns.LastRollout != nil && ns.LastRollout.Result == state.RolloutRolledBack {
+			if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutRolledBack {
 				in.RolledBack[name] = ns.LastRollout.Message
 			}
-			if ns.LastRollout != nil && ns.LastRollout.Result == state.RolloutFailed {
+			if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed {
 				in.Failed[name] = ns.LastRollout.Message
 			}
 		}
@@ -252,7 +253,7 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 		job := t.Jobs[i]
 		img, ref, warnings, err := image.BuildTagged(ctx, e.o.Builder, job)
 		for _, w := range warnings {
-			e.emit(Event{Node: nodeOfJob(t.Group, job.Name), Phase: PhasePlan, Message: "image " + job.Name + ": " + w})
+			e.emit(event.Event{Node: nodeOfJob(t.Group, job.Name), Phase: event.PhasePlan, Message: "image " + job.Name + ": " + w})
 		}
 		if err != nil {
 			errs[i] = fmt.Errorf("node %s: %w", nodeOfJob(t.Group, job.Name), err)

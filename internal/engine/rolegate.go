@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -30,9 +31,9 @@ func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w *kube.W
 			if hash != "" {
 				ns.ReadyTemplate = hash
 			}
-			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != state.RolloutReady || lr.Digest != digestOf(img)) {
+			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != event.RolloutReady || lr.Digest != digestOf(img)) {
 				ns.PreviousReady = img
-				ns.LastRollout = &state.Rollout{Result: state.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(img)}
+				ns.LastRollout = &event.Rollout{Result: event.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(img)}
 			}
 		})
 	}
@@ -45,7 +46,7 @@ func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w *kube.W
 	}
 	report := e.failureReport(ctx, w, k, res)
 	_ = rec.update(ctx, func(d *state.Document) {
-		rec.node(n.Name).LastRollout = &state.Rollout{Result: state.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(img)}
+		rec.node(n.Name).LastRollout = &event.Rollout{Result: event.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(img)}
 	})
 	return fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/status"
@@ -79,7 +80,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 			errs = append(errs, err)
 			break
 		}
-		e.emit(Event{Node: tg.node, Phase: PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
+		e.emit(event.Event{Node: tg.node, Phase: event.PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
 		gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas)
 		if err != nil {
 			errs = append(errs, err)
@@ -105,7 +106,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
-		e.emit(Event{Phase: PhaseDone, Message: done})
+		e.emit(event.Event{Phase: event.PhaseDone, Message: done})
 	}
 	return errors.Join(errs...)
 }

@@ -14,68 +14,9 @@ import (
 	"slipway.dev/slipway/internal/status"
 )
 
-// GroupStatus is what `slipway status` reports: per node what the state wants, what the
-// cluster runs, and how the last rollout ended.
-type GroupStatus struct {
-	Group     string `json:"group"`
-	Namespace string `json:"namespace"`
-	// Applied is false when the state holds no document: nothing was applied yet.
-	Applied     bool         `json:"applied"`
-	StateSerial int64        `json:"stateSerial"`
-	Suspended   bool         `json:"suspended"`
-	Nodes       []NodeStatus `json:"nodes"`
-}
-
-// NodeStatus is one node.
-type NodeStatus struct {
-	Node string `json:"node"`
-	// DesiredImage is the image (ref@digest) the state recorded as desired, Desired its digest.
-	DesiredImage string `json:"desiredImage,omitempty"`
-	Desired      string `json:"desired,omitempty"`
-	// RunningImage is the image the live Deployment names, Running its digest; both empty
-	// when the Deployment does not exist.
-	RunningImage string `json:"runningImage,omitempty"`
-	Running      string `json:"running,omitempty"`
-	// Drift: the cluster runs another digest than the state wants (after a rollback, or a
-	// hand edit); the next apply rolls out again.
-	Drift bool `json:"drift"`
-	// Ready pods of the current template, of Replicas (the Deployment's spec.replicas).
-	Ready    int32 `json:"ready"`
-	Replicas int32 `json:"replicas"`
-	// Phase of the Deployment's current template: ready, progressing or failed (with Reason
-	// and Message), or absent when the Deployment does not exist.
-	Phase       string         `json:"phase"`
-	Reason      string         `json:"reason,omitempty"`
-	Message     string         `json:"message,omitempty"`
-	Roles       []RoleStatus   `json:"roles,omitempty"`
-	LastRollout *state.Rollout `json:"lastRollout,omitempty"`
-	Suspended   bool           `json:"suspended"`
-	// InFile is false for a node the state or the cluster holds but the group file no longer
-	// names (the next apply removes it).
-	InFile bool `json:"inFile"`
-	// InState is false for a node not applied yet.
-	InState bool `json:"inState"`
-}
-
-// RoleStatus is one role of a node.
-type RoleStatus struct {
-	Name string `json:"name"`
-	// Ready pods of the current template, of Replicas (the Deployment's spec.replicas).
-	Ready    int32 `json:"ready"`
-	Replicas int32 `json:"replicas"`
-	// Want is the number of replicas the role runs when started (the state's, else the file's).
-	Want    int32  `json:"want"`
-	Phase   string `json:"phase"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-// PhaseAbsent is the Phase of a node or role whose Deployment does not exist.
-const PhaseAbsent = "absent"
-
 // Status reads the state and the group's Deployments, ReplicaSets and pods and reports every
 // node the group file, the state or the cluster knows. It changes nothing and takes no lock.
-func (e *Engine) Status(ctx context.Context, t Target) (*GroupStatus, error) {
+func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
@@ -87,7 +28,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*GroupStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	gs := &GroupStatus{Group: t.Group.Name, Namespace: t.Namespace, Suspended: isSuspended(doc)}
+	gs := &status.Group{Group: t.Group.Name, Namespace: t.Namespace, Suspended: isSuspended(doc)}
 	if doc != nil {
 		gs.Applied, gs.StateSerial = true, doc.Serial
 	}
@@ -98,7 +39,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*GroupStatus, error) {
 	}
 	judge := func(d *appsv1.Deployment) status.Result {
 		if d == nil {
-			return status.Result{Phase: PhaseAbsent}
+			return status.Result{Phase: status.Absent}
 		}
 		var rss []*appsv1.ReplicaSet
 		for _, rs := range wl.ReplicaSets {
@@ -149,7 +90,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*GroupStatus, error) {
 		if doc != nil {
 			st = doc.Nodes[name]
 		}
-		ns := NodeStatus{Node: name, InFile: n != nil, InState: st != nil}
+		ns := status.Node{Node: name, InFile: n != nil, InState: st != nil}
 		if st != nil {
 			if st.Image.Digest != "" {
 				ns.DesiredImage = st.Image.Ref + "@" + st.Image.Digest
@@ -165,7 +106,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*GroupStatus, error) {
 		}
 		ns.Drift = ns.Desired != "" && ns.Running != "" && ns.Desired != ns.Running
 		res := judge(d)
-		ns.Phase, ns.Reason, ns.Message = string(res.Phase), res.Reason, res.Message
+		ns.Phase, ns.Reason, ns.Message = res.Phase, res.Reason, res.Message
 		ns.Ready, ns.Replicas = res.Ready, res.Desired
 		if res.Phase == status.Ready {
 			ns.Message = ""
@@ -177,7 +118,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*GroupStatus, error) {
 }
 
 // roleStatuses reports every role of node the file, the state or the cluster knows.
-func (e *Engine) roleStatuses(node string, n *spec.Node, st *state.NodeState, deps []*appsv1.Deployment, judge func(*appsv1.Deployment) status.Result) []RoleStatus {
+func (e *Engine) roleStatuses(node string, n *spec.Node, st *state.NodeState, deps []*appsv1.Deployment, judge func(*appsv1.Deployment) status.Result) []status.Role {
 	want := map[string]int32{}
 	live := map[string]*appsv1.Deployment{}
 	var names []string
@@ -207,11 +148,11 @@ func (e *Engine) roleStatuses(node string, n *spec.Node, st *state.NodeState, de
 		}
 	}
 	slices.Sort(names)
-	var out []RoleStatus
+	var out []status.Role
 	for _, r := range names {
 		res := judge(live[r])
-		rs := RoleStatus{Name: r, Ready: res.Ready, Replicas: res.Desired, Want: want[r],
-			Phase: string(res.Phase), Reason: res.Reason, Message: res.Message}
+		rs := status.Role{Name: r, Ready: res.Ready, Replicas: res.Desired, Want: want[r],
+			Phase: res.Phase, Reason: res.Reason, Message: res.Message}
 		if res.Phase == status.Ready {
 			rs.Message = ""
 		}

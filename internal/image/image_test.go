@@ -36,6 +36,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
+	"slipway.dev/slipway/internal/event"
 )
 
 // devRegistry is the dev cluster's registry (CNCF Distribution), host:port on loopback.
@@ -376,9 +377,9 @@ func TestPushOnce(t *testing.T) {
 	}
 	job := Job{Name: "web", Repository: Repository(opts.Registry, uniqueNamespace(t), "web"), Source: Source{Rootfs: root}}
 
-	var events []Event
+	var events []event.Image
 	var mu sync.Mutex
-	emit := func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	emit := func(e event.Image) { mu.Lock(); events = append(events, e); mu.Unlock() }
 	first, err := Push(context.Background(), NewBuilder(opts), pub, job, emit)
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +390,7 @@ func TestPushOnce(t *testing.T) {
 	if !strings.HasPrefix(first.Digest.String(), job.Repository+"@sha256:") {
 		t.Errorf("digest %s: want %s@sha256:…", first.Digest, job.Repository)
 	}
-	if events[len(events)-1].Kind != EventPushed {
+	if events[len(events)-1].Kind != event.ImagePushed {
 		t.Errorf("last event %+v: want pushed", events[len(events)-1])
 	}
 
@@ -648,7 +649,7 @@ func TestUnreachableRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []Event
+	var events []event.Image
 	var mu sync.Mutex
 	jobs := []Job{
 		{Name: "a", Repository: Repository(host, "demo", "a"), Source: Source{Rootfs: root}},
@@ -656,7 +657,7 @@ func TestUnreachableRegistry(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err = PushAll(ctx, NewBuilder(opts), pub, jobs, 2, func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	_, err = PushAll(ctx, NewBuilder(opts), pub, jobs, 2, func(e event.Image) { mu.Lock(); events = append(events, e); mu.Unlock() })
 	if err == nil {
 		t.Fatal("push to an unreachable registry succeeded")
 	}
@@ -664,7 +665,7 @@ func TestUnreachableRegistry(t *testing.T) {
 		t.Errorf("error %q: want it to say %q", err, want)
 	}
 	for _, e := range events {
-		if e.Kind == EventPushed || e.Kind == EventProgress || e.Kind == EventExists {
+		if e.Kind == event.ImagePushed || e.Kind == event.ImageProgress || e.Kind == event.ImageExists {
 			t.Errorf("event %+v after an unreachable registry", e)
 		}
 	}

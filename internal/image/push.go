@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"slipway.dev/slipway/internal/event"
 )
 
 // Job is one image to build and push.
@@ -31,28 +33,6 @@ type Result struct {
 	Pushed bool
 }
 
-// EventKind says what an Event reports.
-type EventKind string
-
-const (
-	EventBuilt    EventKind = "built"    // the image's tag is known
-	EventWarning  EventKind = "warning"  // Message says what was skipped
-	EventExists   EventKind = "exists"   // the registry has the tag: nothing to upload
-	EventProgress EventKind = "progress" // Done of Total bytes uploaded
-	EventPushed   EventKind = "pushed"   // Digest is set
-)
-
-// Event reports the progress of one job. The library never prints; a printer renders events.
-type Event struct {
-	Name    string    `json:"name"`
-	Kind    EventKind `json:"kind"`
-	Ref     string    `json:"ref,omitempty"` // the tag reference, once known
-	Message string    `json:"message,omitempty"`
-	Done    int64     `json:"done,omitempty"`
-	Total   int64     `json:"total,omitempty"`
-	Digest  string    `json:"digest,omitempty"`
-}
-
 // progressInterval bounds the rate of progress events per image: uploads report every read.
 const progressInterval = 200 * time.Millisecond
 
@@ -72,18 +52,18 @@ func BuildTagged(ctx context.Context, b Builder, job Job) (img v1.Image, ref str
 
 // Push builds the image of job, asks the registry for its tag and uploads it only when the
 // tag is not there. emit may be nil.
-func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(Event)) (Result, error) {
+func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(event.Image)) (Result, error) {
 	if emit == nil {
-		emit = func(Event) {}
+		emit = func(event.Image) {}
 	}
 	img, ref, warnings, err := BuildTagged(ctx, b, job)
 	for _, w := range warnings {
-		emit(Event{Name: job.Name, Kind: EventWarning, Message: w})
+		emit(event.Image{Name: job.Name, Kind: event.ImageWarning, Message: w})
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	emit(Event{Name: job.Name, Kind: EventBuilt, Ref: ref})
+	emit(event.Image{Name: job.Name, Kind: event.ImageBuilt, Ref: ref})
 	digestRef := func(d string) (name.Digest, error) {
 		return name.NewDigest(job.Repository+"@"+d, name.WeakValidation)
 	}
@@ -94,7 +74,7 @@ func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(Event)
 		if err != nil {
 			return Result{}, fmt.Errorf("image %s: %w", job.Name, err)
 		}
-		emit(Event{Name: job.Name, Kind: EventExists, Ref: ref, Digest: d.String()})
+		emit(event.Image{Name: job.Name, Kind: event.ImageExists, Ref: ref, Digest: d.String()})
 		return Result{Name: job.Name, Tag: ref, Digest: d}, nil
 	}
 	var mu sync.Mutex
@@ -111,21 +91,21 @@ func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(Event)
 		}
 		mu.Unlock()
 		if send {
-			emit(Event{Name: job.Name, Kind: EventProgress, Ref: ref, Done: done, Total: total})
+			emit(event.Image{Name: job.Name, Kind: event.ImageProgress, Ref: ref, Done: done, Total: total})
 		}
 	}
 	d, err := p.Publish(ctx, ref, img, progress)
 	if err != nil {
 		return Result{}, err
 	}
-	emit(Event{Name: job.Name, Kind: EventPushed, Ref: ref, Digest: d.String()})
+	emit(event.Image{Name: job.Name, Kind: event.ImagePushed, Ref: ref, Digest: d.String()})
 	return Result{Name: job.Name, Tag: ref, Digest: d, Pushed: true}, nil
 }
 
 // PushAll runs Push for every job, parallelism at a time, and returns the results in the
 // order of jobs. The first failure cancels the jobs still running and is returned, joined with
 // any others that failed meanwhile. emit must be safe for concurrent use.
-func PushAll(ctx context.Context, b Builder, p Publisher, jobs []Job, parallelism int, emit func(Event)) ([]Result, error) {
+func PushAll(ctx context.Context, b Builder, p Publisher, jobs []Job, parallelism int, emit func(event.Image)) ([]Result, error) {
 	if parallelism < 1 {
 		parallelism = 1
 	}

@@ -210,7 +210,7 @@ type Input struct {
 	Foreign map[Key]*unstructured.Unstructured
 	// ForeignNamespace: the namespace exists and is not the group's (see Plan).
 	ForeignNamespace bool
-	Images    []Image
+	Images           []Image
 	// StateImages maps a node to the image (ref@digest) the state recorded for it, and
 	// RolledBack the nodes whose last rollout was set back.
 	StateImages map[string]string

@@ -17,7 +17,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
+
+	"slipway.dev/slipway/internal/event"
 )
 
 // CurrentVersion is the document version this binary writes and the newest it reads.
@@ -41,7 +42,7 @@ type NodeState struct {
 	// ReadyTemplate is the pod-template-hash of the last pod template that became ready: the
 	// rollback target when the live template is not ready (an earlier apply was killed).
 	ReadyTemplate string                `json:"readyTemplate,omitempty"`
-	LastRollout   *Rollout              `json:"lastRollout,omitempty"`
+	LastRollout   *event.Rollout        `json:"lastRollout,omitempty"`
 	Roles         map[string]*RoleState `json:"roles,omitempty"`
 	Suspended     bool                  `json:"suspended,omitempty"`
 }
@@ -51,21 +52,6 @@ type ImageRecord struct {
 	Ref    string `json:"ref"` // registry/namespace/node
 	Tag    string `json:"tag,omitempty"`
 	Digest string `json:"digest,omitempty"`
-}
-
-// Rollout results.
-const (
-	RolloutReady      = "ready"
-	RolloutRolledBack = "rolled-back"
-	RolloutFailed     = "failed"
-)
-
-// Rollout is the outcome of a node's last rollout.
-type Rollout struct {
-	Result  string    `json:"result"`
-	Time    time.Time `json:"time"`
-	Message string    `json:"message,omitempty"`
-	Digest  string    `json:"digest,omitempty"`
 }
 
 // RoleState is what slipway applied for one role of a node.

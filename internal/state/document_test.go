@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/event"
 )
 
 func randHex(n int) string {
@@ -30,7 +32,7 @@ func bigDocument(group string, n int) *Document {
 			MachineID:     NewUUID(),
 			Image:         img,
 			PreviousReady: ref + "@sha256:" + randHex(32),
-			LastRollout:   &Rollout{Result: RolloutReady, Time: now, Digest: img.Digest},
+			LastRollout:   &event.Rollout{Result: event.RolloutReady, Time: now, Digest: img.Digest},
 			Roles:         map[string]*RoleState{},
 		}
 		for _, r := range []string{"worker", "sso"} {

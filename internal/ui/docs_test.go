@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"slipway.dev/slipway/internal/engine"
-	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/status"
 	"slipway.dev/slipway/internal/ui"
 )
 
@@ -43,17 +43,17 @@ func TestDocsJSONExamples(t *testing.T) {
 			}
 		}},
 		{"status", func(t *testing.T, w *bytes.Buffer) {
-			s := &engine.GroupStatus{}
+			s := &status.Group{}
 			fill(reflect.ValueOf(s).Elem())
 			if err := ui.StatusJSON(w, s); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{"apply events", func(t *testing.T, w *bytes.Buffer) {
-			e := engine.Event{}
+			e := event.Event{}
 			fill(reflect.ValueOf(&e).Elem())
 			// The one image event apply emits is upload progress.
-			e.Image = &image.Event{Name: "web", Kind: image.EventProgress, Ref: "r/demo/web:c-1", Done: 1, Total: 2}
+			e.Image = &event.Image{Name: "web", Kind: event.ImageProgress, Ref: "r/demo/web:c-1", Done: 1, Total: 2}
 			p := ui.NewJSON(w)
 			p.Event(e)
 			p.Close()

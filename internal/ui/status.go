@@ -8,24 +8,24 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"slipway.dev/slipway/internal/engine"
-	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/status"
 )
 
 // RolloutSummary is one line about a node's last rollout, e.g.
 // "rolled back to sha256:… at 2026-01-02T03:04:05Z: CrashLoopBackOff: pod …".
-func RolloutSummary(r *state.Rollout) string {
+func RolloutSummary(r *event.Rollout) string {
 	if r == nil {
 		return "none yet"
 	}
 	at := r.Time.UTC().Format(time.RFC3339)
 	var s string
 	switch r.Result {
-	case state.RolloutReady:
+	case event.RolloutReady:
 		s = fmt.Sprintf("ready %s at %s", r.Digest, at)
-	case state.RolloutRolledBack:
+	case event.RolloutRolledBack:
 		s = fmt.Sprintf("rolled back to %s at %s", r.Digest, at)
-	case state.RolloutFailed:
+	case event.RolloutFailed:
 		s = fmt.Sprintf("failed %s at %s, with nothing to roll back to", r.Digest, at)
 	default:
 		s = fmt.Sprintf("%s %s at %s", r.Result, r.Digest, at)
@@ -38,7 +38,7 @@ func RolloutSummary(r *state.Rollout) string {
 
 // Status writes a group's status as text: a table with one row per node, then the notes and
 // the last rollout of each node.
-func Status(w io.Writer, s *engine.GroupStatus) {
+func Status(w io.Writer, s *status.Group) {
 	fmt.Fprintf(w, "Group %s in namespace %s", s.Group, s.Namespace)
 	if s.Applied {
 		fmt.Fprintf(w, " (state serial %d)\n", s.StateSerial)
@@ -72,11 +72,11 @@ func Status(w io.Writer, s *engine.GroupStatus) {
 		if n.Drift {
 			notes = append(notes, fmt.Sprintf("node %s: runs %s, the state wants %s: the next apply rolls it out again", n.Node, n.Running, n.Desired))
 		}
-		if n.Phase != "ready" && n.Phase != engine.PhaseAbsent && n.Message != "" {
+		if n.Phase != status.Ready && n.Phase != status.Absent && n.Message != "" {
 			notes = append(notes, fmt.Sprintf("node %s: %s", n.Node, n.Message))
 		}
 		for _, r := range n.Roles {
-			if r.Phase != "ready" && r.Phase != engine.PhaseAbsent && r.Message != "" {
+			if r.Phase != status.Ready && r.Phase != status.Absent && r.Message != "" {
 				notes = append(notes, fmt.Sprintf("node %s: role %s: %s", n.Node, r.Name, r.Message))
 			}
 		}
@@ -95,23 +95,23 @@ func Status(w io.Writer, s *engine.GroupStatus) {
 
 // StatusJSON writes a group's status as one JSON document; each last rollout carries its
 // summary line as the text output shows it.
-func StatusJSON(w io.Writer, s *engine.GroupStatus) error {
+func StatusJSON(w io.Writer, s *status.Group) error {
 	type rollout struct {
-		*state.Rollout
+		*event.Rollout
 		Summary string `json:"summary"`
 	}
 	type node struct {
-		engine.NodeStatus
+		status.Node
 		LastRollout *rollout `json:"lastRollout,omitempty"`
 	}
 	type group struct {
 		Version int `json:"version"`
-		*engine.GroupStatus
+		*status.Group
 		Nodes []node `json:"nodes"`
 	}
-	out := group{Version: JSONVersion, GroupStatus: s, Nodes: []node{}}
+	out := group{Version: JSONVersion, Group: s, Nodes: []node{}}
 	for _, n := range s.Nodes {
-		v := node{NodeStatus: n}
+		v := node{Node: n}
 		if n.LastRollout != nil {
 			v.LastRollout = &rollout{Rollout: n.LastRollout, Summary: RolloutSummary(n.LastRollout)}
 		}
@@ -133,14 +133,14 @@ func shortDigest(d string) string {
 	return d
 }
 
-func phaseText(phase, reason string) string {
-	if reason != "" && phase != "ready" {
-		return phase + ": " + reason
+func phaseText(phase status.Phase, reason string) string {
+	if reason != "" && phase != status.Ready {
+		return string(phase) + ": " + reason
 	}
-	return phase
+	return string(phase)
 }
 
-func rolesText(roles []engine.RoleStatus) string {
+func rolesText(roles []status.Role) string {
 	if len(roles) == 0 {
 		return "-"
 	}
@@ -148,11 +148,11 @@ func rolesText(roles []engine.RoleStatus) string {
 	for _, r := range roles {
 		p := fmt.Sprintf("%s %d/%d", r.Name, r.Ready, r.Replicas)
 		switch {
-		case r.Phase == engine.PhaseAbsent:
+		case r.Phase == status.Absent:
 			p = r.Name + " absent"
 		case r.Replicas == 0 && r.Want > 0:
 			p += fmt.Sprintf(" (stopped, wants %d)", r.Want)
-		case r.Phase != "ready":
+		case r.Phase != status.Ready:
 			p += " (" + phaseText(r.Phase, r.Reason) + ")"
 		}
 		parts = append(parts, p)

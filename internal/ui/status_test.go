@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"slipway.dev/slipway/internal/engine"
-	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/status"
 )
 
 const (
@@ -17,22 +17,22 @@ const (
 	digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 )
 
-func sampleStatus() *engine.GroupStatus {
+func sampleStatus() *status.Group {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
-	return &engine.GroupStatus{
+	return &status.Group{
 		Group: "demo", Namespace: "demo", Applied: true, StateSerial: 7,
-		Nodes: []engine.NodeStatus{
+		Nodes: []status.Node{
 			{Node: "web", Desired: digestB, Running: digestA, Drift: true, Ready: 1, Replicas: 1, Phase: "ready",
 				InFile: true, InState: true,
-				Roles: []engine.RoleStatus{{Name: "worker", Replicas: 0, Want: 2, Phase: "ready"}, {Name: "sso", Ready: 1, Replicas: 1, Want: 1, Phase: "ready"}},
-				LastRollout: &state.Rollout{Result: state.RolloutRolledBack, Time: at, Digest: digestA,
+				Roles: []status.Role{{Name: "worker", Replicas: 0, Want: 2, Phase: "ready"}, {Name: "sso", Ready: 1, Replicas: 1, Want: 1, Phase: "ready"}},
+				LastRollout: &event.Rollout{Result: event.RolloutRolledBack, Time: at, Digest: digestA,
 					Message: "CrashLoopBackOff: pod web-1: container node: back-off restarting failed container"}},
 			{Node: "db", Desired: digestA, Running: digestA, Ready: 0, Replicas: 1, Phase: "failed", Reason: "ErrImagePull",
 				Message: "pod db-1: container node: cannot pull", InFile: true, InState: true,
-				LastRollout: &state.Rollout{Result: state.RolloutFailed, Time: at, Digest: digestA, Message: "ErrImagePull: pod db-1: container node: cannot pull"}},
+				LastRollout: &event.Rollout{Result: event.RolloutFailed, Time: at, Digest: digestA, Message: "ErrImagePull: pod db-1: container node: cannot pull"}},
 			{Node: "cache", Desired: digestA, Running: digestA, Ready: 1, Replicas: 1, Phase: "ready", InFile: true, InState: true,
-				LastRollout: &state.Rollout{Result: state.RolloutReady, Time: at, Digest: digestA}},
-			{Node: "new", Phase: engine.PhaseAbsent, InFile: true},
+				LastRollout: &event.Rollout{Result: event.RolloutReady, Time: at, Digest: digestA}},
+			{Node: "new", Phase: status.Absent, InFile: true},
 			{Node: "old", Desired: digestA, Running: digestA, Ready: 1, Replicas: 1, Phase: "ready", InState: true},
 		},
 	}
@@ -92,14 +92,14 @@ func TestRolloutSummary(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {
 		name string
-		r    *state.Rollout
+		r    *event.Rollout
 		want string
 	}{
 		{"none", nil, "none yet"},
-		{"ready", &state.Rollout{Result: state.RolloutReady, Time: at, Digest: digestB}, "ready " + digestB + " at 2026-01-02T03:04:05Z"},
-		{"rolled back", &state.Rollout{Result: state.RolloutRolledBack, Time: at, Digest: digestA, Message: "NotReady: pod web-1"},
+		{"ready", &event.Rollout{Result: event.RolloutReady, Time: at, Digest: digestB}, "ready " + digestB + " at 2026-01-02T03:04:05Z"},
+		{"rolled back", &event.Rollout{Result: event.RolloutRolledBack, Time: at, Digest: digestA, Message: "NotReady: pod web-1"},
 			"rolled back to " + digestA + " at 2026-01-02T03:04:05Z: NotReady: pod web-1"},
-		{"failed", &state.Rollout{Result: state.RolloutFailed, Time: at, Digest: digestB, Message: "ErrImagePull: pod web-1"},
+		{"failed", &event.Rollout{Result: event.RolloutFailed, Time: at, Digest: digestB, Message: "ErrImagePull: pod web-1"},
 			"failed " + digestB + " at 2026-01-02T03:04:05Z, with nothing to roll back to: ErrImagePull: pod web-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,12 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"slipway.dev/slipway/internal/engine"
+	"slipway.dev/slipway/internal/event"
 )
 
 // Printer renders events.
 type Printer interface {
-	Event(engine.Event)
+	Event(event.Event)
 	// Close flushes what is left (the live view's last frame).
 	Close()
 }
@@ -31,12 +31,12 @@ type jsonPrinter struct {
 	enc *json.Encoder
 }
 
-func (p *jsonPrinter) Event(e engine.Event) {
+func (p *jsonPrinter) Event(e event.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.enc.Encode(struct {
 		Version int `json:"version"`
-		engine.Event
+		event.Event
 	}{JSONVersion, e})
 }
 func (p *jsonPrinter) Close() {}
@@ -51,7 +51,7 @@ type plainPrinter struct {
 	lastProgress map[string]time.Time
 }
 
-func (p *plainPrinter) Event(e engine.Event) {
+func (p *plainPrinter) Event(e event.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e.Image != nil && e.Message == "" {
@@ -64,7 +64,7 @@ func (p *plainPrinter) Event(e engine.Event) {
 }
 func (p *plainPrinter) Close() {}
 
-func plainLine(e engine.Event) string {
+func plainLine(e event.Event) string {
 	node := e.Node
 	if node == "" {
 		node = "group"
@@ -73,12 +73,12 @@ func plainLine(e engine.Event) string {
 	return fmt.Sprintf("%s %-12s %-11s %s", e.Time.Format("15:04:05"), node, e.Phase, msg)
 }
 
-func describe(e engine.Event) string {
+func describe(e event.Event) string {
 	msg := e.Message
 	if e.Image != nil && msg == "" {
 		msg = fmt.Sprintf("%s %s of %s", e.Image.Name, size(e.Image.Done), size(e.Image.Total))
 	}
-	if e.Phase == engine.PhaseRollout && e.Desired > 0 {
+	if e.Phase == event.PhaseRollout && e.Desired > 0 {
 		msg = fmt.Sprintf("%d/%d ready  %s", e.Ready, e.Desired, msg)
 	}
 	return msg
@@ -103,7 +103,7 @@ func NewLive(w io.Writer) Printer {
 }
 
 type row struct {
-	phase          engine.Phase
+	phase          event.Phase
 	ready, desired int32
 	msg            string
 	since          time.Time
@@ -124,7 +124,7 @@ type livePrinter struct {
 	closeOnce sync.Once
 }
 
-func (l *livePrinter) Event(e engine.Event) {
+func (l *livePrinter) Event(e event.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	name := e.Node
@@ -138,13 +138,13 @@ func (l *livePrinter) Event(e engine.Event) {
 		l.order = append(l.order, name)
 	}
 	r.phase = e.Phase
-	if e.Desired > 0 || e.Phase == engine.PhaseRollout {
+	if e.Desired > 0 || e.Phase == event.PhaseRollout {
 		r.ready, r.desired = e.Ready, e.Desired
 	}
 	if m := describe(e); m != "" {
 		r.msg = m
 	}
-	if e.Phase == engine.PhaseDone || e.Phase == engine.PhaseFailed || e.Phase == engine.PhaseUnchanged {
+	if e.Phase == event.PhaseDone || e.Phase == event.PhaseFailed || e.Phase == event.PhaseUnchanged {
 		r.finished = true
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"slipway.dev/slipway/internal/engine"
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
@@ -183,7 +183,7 @@ func TestPlanJSON(t *testing.T) {
 func TestJSONVersion(t *testing.T) {
 	var b bytes.Buffer
 	p := NewJSON(&b)
-	p.Event(engine.Event{Time: time.Now(), Node: "web", Phase: engine.PhaseRollout})
+	p.Event(event.Event{Time: time.Now(), Node: "web", Phase: event.PhaseRollout})
 	if err := StatusJSON(&b, sampleStatus()); err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +205,8 @@ func TestPlainLines(t *testing.T) {
 	var b bytes.Buffer
 	p := NewPlain(&b)
 	at := time.Date(2026, 11, 29, 10, 4, 5, 0, time.UTC)
-	p.Event(engine.Event{Time: at, Node: "web", Phase: engine.PhaseRollout, Message: "web: progressing", Ready: 0, Desired: 1})
-	p.Event(engine.Event{Time: at, Phase: engine.PhaseDone, Message: "destroyed"})
+	p.Event(event.Event{Time: at, Node: "web", Phase: event.PhaseRollout, Message: "web: progressing", Ready: 0, Desired: 1})
+	p.Event(event.Event{Time: at, Phase: event.PhaseDone, Message: "destroyed"})
 	p.Close()
 	want := "10:04:05 web          rollout     0/1 ready  web: progressing\n" +
 		"10:04:05 group        done        destroyed\n"
@@ -218,7 +218,7 @@ func TestPlainLines(t *testing.T) {
 func TestLiveCloseTwice(t *testing.T) {
 	var b bytes.Buffer
 	p := NewLive(&b)
-	p.Event(engine.Event{Time: time.Now(), Node: "web", Phase: engine.PhaseFailed, Message: "deployment web: rollout failed"})
+	p.Event(event.Event{Time: time.Now(), Node: "web", Phase: event.PhaseFailed, Message: "deployment web: rollout failed"})
 	p.Close()
 	p.Close() // a printer swapped out and closed again by a deferred Close must not panic
 	frames := strings.Split(b.String(), "\x1b[2K")

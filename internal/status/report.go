@@ -1,0 +1,63 @@
+package status
+
+import "slipway.dev/slipway/internal/event"
+
+// Absent is the Phase of a node or role whose Deployment does not exist (a status report,
+// never a rollout's result).
+const Absent Phase = "absent"
+
+// Group is what `slipway status` reports: per node what the state wants, what the
+// cluster runs, and how the last rollout ended.
+type Group struct {
+	Group     string `json:"group"`
+	Namespace string `json:"namespace"`
+	// Applied is false when the state holds no document: nothing was applied yet.
+	Applied     bool   `json:"applied"`
+	StateSerial int64  `json:"stateSerial"`
+	Suspended   bool   `json:"suspended"`
+	Nodes       []Node `json:"nodes"`
+}
+
+// Node is one node of a Group.
+type Node struct {
+	Node string `json:"node"`
+	// DesiredImage is the image (ref@digest) the state recorded as desired, Desired its digest.
+	DesiredImage string `json:"desiredImage,omitempty"`
+	Desired      string `json:"desired,omitempty"`
+	// RunningImage is the image the live Deployment names, Running its digest; both empty
+	// when the Deployment does not exist.
+	RunningImage string `json:"runningImage,omitempty"`
+	Running      string `json:"running,omitempty"`
+	// Drift: the cluster runs another digest than the state wants (after a rollback, or a
+	// hand edit); the next apply rolls out again.
+	Drift bool `json:"drift"`
+	// Ready pods of the current template, of Replicas (the Deployment's spec.replicas).
+	Ready    int32 `json:"ready"`
+	Replicas int32 `json:"replicas"`
+	// Phase of the Deployment's current template: ready, progressing or failed (with Reason
+	// and Message), or absent when the Deployment does not exist.
+	Phase       Phase          `json:"phase"`
+	Reason      string         `json:"reason,omitempty"`
+	Message     string         `json:"message,omitempty"`
+	Roles       []Role         `json:"roles,omitempty"`
+	LastRollout *event.Rollout `json:"lastRollout,omitempty"`
+	Suspended   bool           `json:"suspended"`
+	// InFile is false for a node the state or the cluster holds but the group file no longer
+	// names (the next apply removes it).
+	InFile bool `json:"inFile"`
+	// InState is false for a node not applied yet.
+	InState bool `json:"inState"`
+}
+
+// Role is one role of a Node.
+type Role struct {
+	Name string `json:"name"`
+	// Ready pods of the current template, of Replicas (the Deployment's spec.replicas).
+	Ready    int32 `json:"ready"`
+	Replicas int32 `json:"replicas"`
+	// Want is the number of replicas the role runs when started (the state's, else the file's).
+	Want    int32  `json:"want"`
+	Phase   Phase  `json:"phase"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
