@@ -41,3 +41,45 @@ func TestStalledStateServer(t *testing.T) {
 		t.Errorf("plan took %s against a stalled state server with --state-timeout 5s", took)
 	}
 }
+
+// TestFailureReportEventsByObject: a failed rollout's report lists the events of the
+// Deployment, its ReplicaSet and the pod each under the object they are about; the
+// Deployment's "Scaled up replica set …" is not shown as the pod's.
+func TestFailureReportEventsByObject(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "evobj", rolloutFile("5m", ""), "web")
+	g.MustRun(0, "apply", "--yes")
+	g.roWriteGroupFile(rolloutFile("5m", "env: {SLIPWAY_DEV_POD: crashloop}"))
+	r, _ := g.roApplyFails()
+
+	sections := map[string][]string{} // "pod web-…" → its event lines
+	var current string
+	for _, line := range strings.Split(r.Stderr, "\n") {
+		if obj, ok := strings.CutPrefix(line, "  events of "); ok {
+			current = strings.TrimSuffix(obj, ":")
+			sections[current] = nil
+			continue
+		}
+		if current != "" && strings.HasPrefix(line, "    ") {
+			sections[current] = append(sections[current], strings.TrimSpace(line))
+			continue
+		}
+		current = ""
+	}
+	var pod string
+	for obj := range sections {
+		if strings.HasPrefix(obj, "pod web-") {
+			pod = obj
+		}
+	}
+	if pod == "" || len(sections["deployment web"]) == 0 {
+		t.Fatalf("the failure report has no events of deployment web and of the failed pod: sections %v\n%s", sections, r)
+	}
+	for obj, lines := range sections {
+		for _, l := range lines {
+			if strings.HasPrefix(l, "ScalingReplicaSet:") && obj != "deployment web" {
+				t.Errorf("%q listed under %s, want it under deployment web\n%s", l, obj, r)
+			}
+		}
+	}
+}
