@@ -31,10 +31,6 @@ import (
 	"io"
 	"log"
 	"maps"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +38,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -50,6 +45,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"slipway.dev/slipway/internal/devcluster"
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 )
 
@@ -166,7 +162,7 @@ type bench struct {
 	slipway    string // binary
 	helm       string // binary, "" without Helm
 	kubeconfig string // points at the counting proxy
-	proxy      *counter
+	proxy      *devtest.Proxy
 	toolEnv    []string
 	res        Result
 }
@@ -202,11 +198,11 @@ func (b *bench) setup(ctx context.Context, cache string, skipHelm bool) error {
 		}
 	}
 
-	if b.proxy, err = newCounter(env.Kubeconfig); err != nil {
+	if b.proxy, err = devtest.APIProxy(env); err != nil {
 		return err
 	}
 	b.kubeconfig = filepath.Join(b.work, "kubeconfig")
-	if err := os.WriteFile(b.kubeconfig, []byte(proxyKubeconfig(b.proxy.url)), 0o600); err != nil {
+	if err := b.proxy.WriteKubeconfig(b.kubeconfig); err != nil {
 		return err
 	}
 	b.toolEnv = append(os.Environ(),
@@ -336,7 +332,7 @@ func (b *bench) step(ctx context.Context, tool, name, bin string, args ...string
 	defer logf.Close()
 	fmt.Fprintf(logf, "$ %s %s\n", filepath.Base(bin), strings.Join(args, " "))
 	before, merr := b.metrics(ctx)
-	b.proxy.reset()
+	b.proxy.Reset()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = b.work
 	cmd.Env = b.toolEnv
@@ -344,7 +340,7 @@ func (b *bench) step(ctx context.Context, tool, name, bin string, args ...string
 	t0 := time.Now()
 	err = cmd.Run()
 	s.WallSeconds = time.Since(t0).Seconds()
-	s.Requests, s.Writes = b.proxy.snapshot()
+	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
 	if after, err := b.metrics(ctx); err == nil && merr == nil {
 		s.Cluster = map[string]int{}
 		for v, n := range after {
@@ -605,6 +601,17 @@ func verbs[V int | float64](m map[string]V) string {
 	return strings.Join(parts, ", ")
 }
 
+// ownRequests counts a tool's requests by verb, and its writes that were not dry runs.
+func ownRequests(reqs []devtest.Request) (map[string]int, int) {
+	writes := 0
+	for _, r := range reqs {
+		if r.Write() && !r.DryRun {
+			writes++
+		}
+	}
+	return devtest.ByVerb(reqs), writes
+}
+
 func total(m map[string]int) int {
 	n := 0
 	for _, v := range m {
@@ -636,135 +643,6 @@ func writeGroup(dir string, n int, run string) error {
 }
 
 func nodeName(i int) string { return fmt.Sprintf("n%03d", i) }
-
-// counter is a plain-HTTP reverse proxy in front of the API server that authenticates as the
-// admin of the dev cluster and counts the requests of whatever tool talks through it.
-type counter struct {
-	url string
-	srv *http.Server
-	ln  net.Listener
-
-	mu     sync.Mutex
-	counts map[string]int
-	writes int
-}
-
-func newCounter(kubeconfig string) (*counter, error) {
-	kc, err := kube.New(kubeconfig, "")
-	if err != nil {
-		return nil, err
-	}
-	rt, err := kube.Transport(kc.Config)
-	if err != nil {
-		return nil, err
-	}
-	target, err := url.Parse(kc.Config.Host)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	c := &counter{url: "http://" + ln.Addr().String(), ln: ln, counts: map[string]int{}}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = target.Host
-		},
-		Transport:     rt,
-		FlushInterval: -1,
-		ErrorLog:      log.New(io.Discard, "", 0),
-	}
-	c.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.count(r)
-		rp.ServeHTTP(w, r)
-	})}
-	go func() { _ = c.srv.Serve(ln) }()
-	return c, nil
-}
-
-func (c *counter) Close() { _ = c.srv.Close() }
-
-func (c *counter) count(r *http.Request) {
-	verb := requestVerb(r)
-	dry := r.URL.Query().Get("dryRun") != ""
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if dry {
-		c.counts[verb+" dry-run"]++
-		return
-	}
-	c.counts[verb]++
-	switch verb {
-	case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION":
-		c.writes++
-	}
-}
-
-// requestVerb names a request as the API server's metrics do: GET, LIST, WATCH, POST, PUT,
-// PATCH, DELETE, DELETECOLLECTION.
-func requestVerb(r *http.Request) string {
-	p := strings.Trim(r.URL.Path, "/")
-	segs := strings.Split(p, "/")
-	var rest []string
-	switch {
-	case len(segs) >= 2 && segs[0] == "api":
-		rest = segs[2:]
-	case len(segs) >= 3 && segs[0] == "apis":
-		rest = segs[3:]
-	default:
-		return r.Method // discovery, /version, /openapi
-	}
-	if len(rest) >= 2 && rest[0] == "namespaces" && len(rest) > 2 {
-		rest = rest[2:]
-	}
-	collection := len(rest) <= 1
-	switch r.Method {
-	case http.MethodGet:
-		if v := r.URL.Query().Get("watch"); v == "true" || v == "1" {
-			return "WATCH"
-		}
-		if collection {
-			return "LIST"
-		}
-		return "GET"
-	case http.MethodDelete:
-		if collection {
-			return "DELETECOLLECTION"
-		}
-	}
-	return r.Method
-}
-
-func (c *counter) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.counts = map[string]int{}
-	c.writes = 0
-}
-
-func (c *counter) snapshot() (map[string]int, int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.counts), c.writes
-}
-
-func proxyKubeconfig(server string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: bench
-  cluster: {server: %q}
-users:
-- name: bench
-  user: {}
-contexts:
-- name: bench
-  context: {cluster: bench, user: bench}
-current-context: bench
-`, server)
-}
 
 // buildHelm installs Helm v4 at the pinned version into dir once: with go install, or, when
 // that refuses (replace directives), in a small module of its own that requires it.

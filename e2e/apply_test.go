@@ -44,8 +44,8 @@ func TestApplyThenNoChanges(t *testing.T) {
 	}
 	c := g.CountRequests()
 	g.MustRun(0, "apply", "--yes")
-	if n, paths := c.Writes(); n != 0 {
-		t.Fatalf("no-op apply made %d write requests: %v", n, paths)
+	if w := c.Writes(); len(w) != 0 {
+		t.Fatalf("no-op apply made %d write requests: %v", len(w), w)
 	}
 }
 
@@ -206,8 +206,8 @@ func TestApplyThreeNodes(t *testing.T) {
 	before := g.PodUIDs()
 	c := g.CountRequests()
 	r = g.MustRun(0, "apply", "--yes")
-	if n, paths := c.Writes(); n != 0 {
-		t.Errorf("no-op apply made %d write requests: %v", n, paths)
+	if w := c.Writes(); len(w) != 0 {
+		t.Errorf("no-op apply made %d write requests: %v", len(w), w)
 	}
 	if !strings.Contains(r.Stdout, "No changes.") {
 		t.Errorf("no-op apply: want No changes., got %s", r)

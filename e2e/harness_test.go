@@ -9,15 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -153,94 +148,19 @@ func (g *Group) MustRun(code int, args ...string) Result {
 	return r
 }
 
-// Counter counts the requests that pass through a proxy in front of the API server, by
-// method: the proof that a run made no write.
-type Counter struct {
-	mu     sync.Mutex
-	counts map[string]int
-	paths  []string
-}
-
-// Writes returns the number of requests that change something (not GET, HEAD, OPTIONS) and
-// their paths.
-func (c *Counter) Writes() (int, []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for m, k := range c.counts {
-		if m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions {
-			n += k
-		}
-	}
-	return n, append([]string(nil), c.paths...)
-}
-
-// Total returns the number of requests seen.
-func (c *Counter) Total() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, k := range c.counts {
-		n += k
-	}
-	return n
-}
-
-// Reset forgets the counts.
-func (c *Counter) Reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.counts = map[string]int{}
-	c.paths = nil
-}
-
-// CountRequests points the group's binary at a plain-HTTP loopback proxy that forwards to the
-// API server with the admin credential and counts every request.
-func (g *Group) CountRequests() *Counter {
+// CountRequests points the group's binary at a proxy in front of the API server that holds
+// the admin credential and records every request: the proof that a run made no write.
+func (g *Group) CountRequests() *devtest.Proxy {
 	g.t.Helper()
-	tr, err := kube.Transport(g.Kube.Config)
+	p, err := devtest.APIProxy(g.Env)
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	return g.startProxy(tr)
-}
-
-func (g *Group) startProxy(tr http.RoundTripper) *Counter {
-	target, err := url.Parse(g.Kube.Config.Host)
-	if err != nil {
+	g.t.Cleanup(p.Close)
+	path := filepath.Join(g.Dir, "proxy.kubeconfig")
+	if err := p.WriteKubeconfig(path); err != nil {
 		g.t.Fatal(err)
 	}
-	c := &Counter{counts: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = tr
-	rp.FlushInterval = -1 // watches stream
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.mu.Lock()
-		c.counts[r.Method]++
-		if r.Method != http.MethodGet {
-			c.paths = append(c.paths, r.Method+" "+r.URL.Path)
-		}
-		c.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(l) }()
-	g.t.Cleanup(func() { _ = srv.Close() })
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: proxy, cluster: {server: "http://%s"}}]
-users: [{name: proxy, user: {}}]
-contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
-current-context: proxy
-`, l.Addr())
-	p := filepath.Join(g.Dir, "proxy.kubeconfig")
-	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
-		g.t.Fatal(err)
-	}
-	g.Kubeconfig = p
-	return c
+	g.Kubeconfig = path
+	return p
 }

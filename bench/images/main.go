@@ -25,20 +25,17 @@ import (
 	"io"
 	"log"
 	mrand "math/rand/v2"
-	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/image"
 )
 
@@ -113,17 +110,12 @@ func main() {
 	fmt.Printf("median ratio slipway/crane: %.2f (target <= 1.0)\n", ratios[len(ratios)/2])
 
 	// The unchanged re-push, through a proxy that counts what reaches the registry.
-	var mu sync.Mutex
-	var seen []string
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: *reg})
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
+	proxy, err := devtest.RegistryProxy(*reg)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer proxy.Close()
-	popts := image.Options{Registry: strings.TrimPrefix(proxy.URL, "http://")}
+	popts := image.Options{Registry: proxy.Host()}
 	pub, err := image.NewPublisher(popts)
 	if err != nil {
 		log.Fatal(err)
@@ -134,6 +126,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	seen := proxy.Requests()
 	fmt.Printf("unchanged re-push: %d requests %v, pushed=%v, %.2f s (target <= 5 requests)\n", len(seen), seen, res.Pushed, time.Since(t0).Seconds())
 }
 

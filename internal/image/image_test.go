@@ -14,8 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,42 +52,22 @@ func uniqueNamespace(t *testing.T) string {
 	return "imagetest-" + hex.EncodeToString(b)
 }
 
-// countingProxy forwards to the registry at host and records "METHOD /path" of each request.
-type countingProxy struct {
-	mu       sync.Mutex
-	requests []string
-	host     string
-}
-
-func newCountingProxy(t *testing.T, host string) *countingProxy {
+// registryProxy records the requests that reach the dev registry through it.
+func registryProxy(t *testing.T) *devtest.Proxy {
 	t.Helper()
-	target := &url.URL{Scheme: "http", Host: host}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	cp := &countingProxy{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cp.mu.Lock()
-		cp.requests = append(cp.requests, r.Method+" "+r.URL.Path)
-		cp.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	cp.host = strings.TrimPrefix(srv.URL, "http://")
-	return cp
-}
-
-func (cp *countingProxy) take() []string {
-	cp.mu.Lock()
-	defer cp.mu.Unlock()
-	r := cp.requests
-	cp.requests = nil
-	return r
+	p, err := devtest.RegistryProxy(devRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
 
 // uploads are the requests that send blob content or open a blob upload.
-func uploads(reqs []string) []string {
-	var out []string
+func uploads(reqs []devtest.Request) []devtest.Request {
+	var out []devtest.Request
 	for _, r := range reqs {
-		if strings.Contains(r, "/blobs/uploads") {
+		if strings.Contains(r.Path, "/blobs/uploads") {
 			out = append(out, r)
 		}
 	}
@@ -367,8 +345,8 @@ func TestBuildErrors(t *testing.T) {
 }
 
 func TestPushOnce(t *testing.T) {
-	proxy := newCountingProxy(t, devRegistry(t))
-	opts := Options{Registry: proxy.host}
+	proxy := registryProxy(t)
+	opts := Options{Registry: proxy.Host()}
 	root := t.TempDir()
 	writeTree(t, root)
 	pub, err := NewPublisher(opts)
@@ -384,7 +362,7 @@ func TestPushOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := uploads(proxy.take()); len(got) == 0 || !first.Pushed {
+	if got := uploads(proxy.Take()); len(got) == 0 || !first.Pushed {
 		t.Fatalf("first push: uploads %v, pushed %v: want an upload", got, first.Pushed)
 	}
 	if !strings.HasPrefix(first.Digest.String(), job.Repository+"@sha256:") {
@@ -404,7 +382,7 @@ func TestPushOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reqs := proxy.take()
+		reqs := proxy.Take()
 		if diff := cmp.Diff(first.Digest.String(), second.Digest.String()); diff != "" || second.Pushed {
 			t.Errorf("second push: pushed %v, digest (-want +got):\n%s", second.Pushed, diff)
 		}
@@ -439,8 +417,8 @@ func TestPushOnce(t *testing.T) {
 			t.Errorf("push with a new label: %+v, want a new digest", res)
 		}
 		var blobPuts int
-		for _, r := range proxy.take() {
-			if strings.HasPrefix(r, "PUT ") && strings.Contains(r, "/blobs/uploads") {
+		for _, r := range proxy.Take() {
+			if r.Method == http.MethodPut && strings.Contains(r.Path, "/blobs/uploads") {
 				blobPuts++
 			}
 		}
