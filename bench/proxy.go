@@ -1,0 +1,111 @@
+package main
+
+// Counting: each step runs through the counting proxy (the tool's own requests) and between
+// two reads of the API server's metrics (every client's).
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
+)
+
+// step runs one command through the proxy and records it. kubectl diff exits 1 when it finds
+// differences: that is recorded as an error too, since after a no-op there should be none.
+func (b *bench) step(ctx context.Context, tool, name, bin string, args ...string) Step {
+	s := Step{Tool: tool, Step: name}
+	logf, err := os.Create(filepath.Join(b.work, fmt.Sprintf("%02d-%s.log", len(b.res.Steps), tool)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "$ %s %s\n", filepath.Base(bin), strings.Join(args, " "))
+	before, merr := b.metrics(ctx)
+	b.proxy.Reset()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = b.work
+	cmd.Env = b.toolEnv
+	cmd.Stdout, cmd.Stderr = logf, logf
+	t0 := time.Now()
+	err = cmd.Run()
+	s.WallSeconds = time.Since(t0).Seconds()
+	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
+	if after, err := b.metrics(ctx); err == nil && merr == nil {
+		s.Cluster = map[string]int{}
+		for v, n := range after {
+			if d := int(n - before[v]); d != 0 {
+				s.Cluster[v] = d
+			}
+		}
+	}
+	if err != nil {
+		s.Error = fmt.Sprintf("%v (log %s)", err, logf.Name())
+	}
+	log.Printf("%-8s %-36s %8.2fs  %d requests, %d writes %s", tool, name, s.WallSeconds, total(s.Requests), s.Writes, s.Error)
+	b.res.Steps = append(b.res.Steps, s)
+	return s
+}
+
+// metrics sums apiserver_request_total by verb, dry runs excluded.
+func (b *bench) metrics(ctx context.Context) (map[string]float64, error) {
+	data, err := b.env.Get(ctx, "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndex(line, "}")
+		labels, value := line[len("apiserver_request_total{"):end], strings.TrimSpace(line[end+1:])
+		if label(labels, "dry_run") != "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		out[label(labels, "verb")] += v
+	}
+	return out, sc.Err()
+}
+
+func label(labels, name string) string {
+	i := strings.Index(labels, name+`="`)
+	if i < 0 {
+		return ""
+	}
+	rest := labels[i+len(name)+2:]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// ownRequests counts a tool's requests by verb, and its writes that were not dry runs.
+func ownRequests(reqs []devtest.Request) (map[string]int, int) {
+	writes := 0
+	for _, r := range reqs {
+		if r.Write() && !r.DryRun {
+			writes++
+		}
+	}
+	return devtest.ByVerb(reqs), writes
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
