@@ -172,7 +172,7 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 	start := time.Now()
 	todo, err := stalePackages(ctx, goBin, src, env, t.pkgs)
 	if err != nil {
-		return fmt.Errorf("dev cluster: build of %s: %w", t.from, err)
+		return fmt.Errorf("dev cluster: build of %s failed: %w", t.from, err)
 	}
 	fmt.Fprintf(progress, "dev:   %s: %d packages to compile\n", t.module, len(todo))
 	args := append([]string{"build", "-v", "-trimpath", "-ldflags", t.ldflags, "-o", out}, t.pkgs...)
