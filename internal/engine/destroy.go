@@ -48,6 +48,10 @@ func (s *DestroyScope) Describe() string {
 // locator is a state store that can say where it keeps the state.
 type locator interface{ Location() string }
 
+// forgetter is a state store whose lock lives in the cluster and is kept alive by renewals
+// that can be stopped (the kubernetes backend).
+type forgetter interface{ Forget() }
+
 // Scope reads what Destroy would remove. It changes nothing.
 func (e *Engine) Scope(ctx context.Context, t Target) (*DestroyScope, error) {
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
@@ -96,6 +100,9 @@ func (e *Engine) Destroy(ctx context.Context, t Target) (*DestroyScope, error) {
 	start := time.Now()
 	switch {
 	case s.OwnNamespace:
+		if f, ok := t.Store.(forgetter); ok && s.StateLocation != "" {
+			f.Forget() // its lock goes with the namespace
+		}
 		if err := e.o.Kube.DeleteNamespaceAndWait(ctx, t.Namespace); err != nil {
 			return s, err
 		}

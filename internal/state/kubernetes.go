@@ -392,6 +392,19 @@ func (b *kubeBackend) LockInfo(ctx context.Context) (*Info, error) {
 	return &h, nil
 }
 
+// Forget stops renewing the lock this backend holds without releasing it. Destroy calls it
+// before it deletes the namespace that holds the Lease: the lock goes with the namespace, and
+// renewals meanwhile would only fail ("being terminated").
+func (b *kubeBackend) Forget() {
+	b.mu.Lock()
+	r := b.held
+	b.held = nil
+	b.mu.Unlock()
+	if r != nil {
+		r.halt()
+	}
+}
+
 func (b *kubeBackend) Unlock(ctx context.Context, id string) error {
 	b.mu.Lock()
 	r := b.held
