@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
 )
 
 // rolloutGroup is a node with a role on the node's image; {{ENV}} is the node's env line and
@@ -659,7 +661,7 @@ func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := g.applyIntoNeverReady(ctx, nil)
-	time.Sleep(time.Second)
+	g.roAwaitUnreadyPod("web")
 	g.killAndUnlock(cmd)
 
 	r := g.MustRun(1, "apply", "--yes", "--timeout", "10s")
@@ -697,7 +699,7 @@ func TestRolloutAfterKillRollsBackToLastReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := g.applyIntoNeverReady(ctx, nil)
-	time.Sleep(time.Second)
+	g.roAwaitUnreadyPod("web")
 	g.killAndUnlock(cmd)
 
 	g.roWriteGroupFile(rolloutFile("5m", "env: {SLIPWAY_DEV_POD: crashloop}"))
@@ -722,16 +724,34 @@ func (g *Group) applyIntoNeverReady(ctx context.Context, stderr io.Writer) *exec
 	if err := cmd.Start(); err != nil {
 		g.t.Fatal(err)
 	}
-	for {
-		d := g.roDeployment("web")
-		if roEnv(d.Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD") == "never-ready" && *g.roDeployment("web-worker").Spec.Replicas == 0 {
-			return cmd
-		}
-		if ctx.Err() != nil {
-			g.t.Fatal("the apply never applied the new template")
-		}
-		time.Sleep(100 * time.Millisecond)
+	limit := 2 * time.Minute
+	if dl, ok := ctx.Deadline(); ok {
+		limit = time.Until(dl)
 	}
+	devtest.WaitFor(g.t, limit, "the apply applies the never-ready template and stops the roles", func() (bool, string) {
+		env := roEnv(g.roDeployment("web").Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD")
+		replicas := *g.roDeployment("web-worker").Spec.Replicas
+		return env == "never-ready" && replicas == 0, fmt.Sprintf("web SLIPWAY_DEV_POD=%q, web-worker replicas %d", env, replicas)
+	})
+	return cmd
+}
+
+// roAwaitUnreadyPod waits until Deployment name has a pod of its current template that runs
+// and is not ready: the rollout is under way and will not finish by itself.
+func (g *Group) roAwaitUnreadyPod(name string) {
+	g.t.Helper()
+	devtest.WaitFor(g.t, time.Minute, "deployment "+name+": a running, unready pod of the new template", func() (bool, string) {
+		env := roEnv(g.roDeployment(name).Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD")
+		var seen []string
+		for _, p := range g.roPods(name) {
+			podEnv := roEnv(p.Spec.Containers[0], "SLIPWAY_DEV_POD")
+			if podEnv == env && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && !roPodReady(&p) {
+				return true, ""
+			}
+			seen = append(seen, fmt.Sprintf("%s %s %s ready=%v", p.Name, podEnv, p.Status.Phase, roPodReady(&p)))
+		}
+		return false, fmt.Sprintf("pods %v", seen)
+	})
 }
 
 // killAndUnlock kills an apply as SIGKILL would and removes the lock it leaves, as an

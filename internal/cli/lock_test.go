@@ -11,10 +11,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/state"
 )
@@ -53,7 +55,7 @@ func lockHelper(mode, url string) int {
 		fmt.Printf("LOCKED %s\n", info.ID)
 		for {
 			if mode == "stubborn" {
-				time.Sleep(time.Hour)
+				select {} // deaf to the cancellation: only the second signal ends it
 			}
 			select {
 			case <-ctx.Done():
@@ -76,12 +78,12 @@ func lockHelper(mode, url string) int {
 }
 
 // startHelper runs the helper and waits until it holds the lock.
-func startHelper(t *testing.T, mode, url string) (*exec.Cmd, string, *bytes.Buffer) {
+func startHelper(t *testing.T, mode, url string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelperProcess$")
 	cmd.Env = append(os.Environ(), "SLIPWAY_LOCK_HELPER="+mode, "SLIPWAY_LOCK_HELPER_STATE="+url)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := newSyncBuffer()
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +97,49 @@ func startHelper(t *testing.T, mode, url string) (*exec.Cmd, string, *bytes.Buff
 	if err != nil || !ok {
 		t.Fatalf("helper: %q, %v; stderr: %s", line, err, stderr.String())
 	}
-	return cmd, id, &stderr
+	return cmd, id, stderr
+}
+
+// syncBuffer is a bytes.Buffer that a test may read, and wait on, while a process or a
+// goroutine writes it.
+type syncBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{} // a token after each write, for one waiter
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{wrote: make(chan struct{}, 1)} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	defer func() {
+		select {
+		case b.wrote <- struct{}{}:
+		default:
+		}
+	}()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// await returns once b holds text, the writer having reached that point, or an error when
+// limit passes first.
+func (b *syncBuffer) await(text string, limit time.Duration) error {
+	deadline := time.After(limit)
+	for !strings.Contains(b.String(), text) {
+		select {
+		case <-b.wrote:
+		case <-deadline:
+			return fmt.Errorf("no %q written within %s: got %q", text, limit, b.String())
+		}
+	}
+	return nil
 }
 
 func exitCodeOf(err error) int {
@@ -134,7 +178,13 @@ func fileState(t *testing.T) (string, state.Backend) {
 func TestSIGINTReleasesLock(t *testing.T) {
 	url, b := fileState(t)
 	cmd, _, stderr := startHelper(t, "write", url)
-	time.Sleep(200 * time.Millisecond) // a few writes
+	devtest.WaitFor(t, 10*time.Second, "a few writes of the state", func() (bool, string) {
+		doc, err := b.Read(context.Background())
+		if err != nil || doc == nil {
+			return false, fmt.Sprintf("%v, %v", doc, err)
+		}
+		return doc.Serial >= 2, fmt.Sprintf("serial %d", doc.Serial)
+	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +212,9 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	url, b := fileState(t)
 	cmd, id, stderr := startHelper(t, "stubborn", url)
 	_ = cmd.Process.Signal(os.Interrupt)
-	time.Sleep(200 * time.Millisecond)
+	if err := stderr.await("finishing the current step", 10*time.Second); err != nil {
+		t.Fatalf("the first signal: %v", err) // never arrived, or not handled
+	}
 	_ = cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if code := exitCodeOf(err); code != 130 {
@@ -242,16 +294,21 @@ func TestWithLockWaits(t *testing.T) {
 	if ExitCode(err) != ExitLocked || time.Since(start) < 700*time.Millisecond {
 		t.Fatalf("withLock timing out = %v after %s; want exit 3 after the timeout", err, time.Since(start))
 	}
+	// Released once withLock says it waits, so the second attempt cannot take the lock at once.
+	waiting := newSyncBuffer()
+	lockStderr = waiting
 	go func() {
-		time.Sleep(time.Second)
+		_ = waiting.await("waiting up to", 10*time.Second) // else the checks below say so
 		_ = b.Unlock(ctx, id)
 	}()
 	ran := false
 	if err := withLock(ctx, nil, b, "apply", 10*time.Second, func(context.Context) error { ran = true; return nil }); err != nil || !ran {
 		t.Fatalf("withLock waiting for a released lock = %v (ran %v)", err, ran)
 	}
-	if !strings.Contains(buf.String(), "is locked by") || !strings.Contains(buf.String(), "waiting up to") {
-		t.Fatalf("stderr %q; want the holder and the wait", buf.String())
+	for _, out := range []string{buf.String(), waiting.String()} {
+		if !strings.Contains(out, "is locked by") || !strings.Contains(out, "waiting up to") {
+			t.Fatalf("stderr %q; want the holder and the wait", out)
+		}
 	}
 	if info, _ := b.LockInfo(ctx); info != nil {
 		t.Fatalf("lock left after withLock: %v", info)

@@ -68,22 +68,6 @@ func deployment(ns, name, outcome string, claim string) *appsv1.Deployment {
 	}
 }
 
-// waitFor polls cond until it is true or limit passes; the message names what never happened.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("%s: not after %s (last seen: %s)", what, limit, last)
-}
-
 func TestDevClusterNodesAndVersion(t *testing.T) {
 	env, c := client(t)
 	nodes, err := c.Clientset.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
@@ -131,14 +115,14 @@ func TestDeploymentWithClaimBecomesReady(t *testing.T) {
 	if _, err := c.Clientset.AppsV1().Deployments(ns).Create(ctx, deployment(ns, "web", "", "web-state"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "claim web-state Bound (default StorageClass)", func() (bool, string) {
+	devtest.WaitFor(t, 60*time.Second, "claim web-state Bound (default StorageClass)", func() (bool, string) {
 		p, err := c.Clientset.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "web-state", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		return p.Status.Phase == corev1.ClaimBound, string(p.Status.Phase)
 	})
-	waitFor(t, 60*time.Second, "deployment web ready", func() (bool, string) {
+	devtest.WaitFor(t, 60*time.Second, "deployment web ready", func() (bool, string) {
 		d, err := c.Clientset.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -168,11 +152,19 @@ func TestSimulatedOutcomes(t *testing.T) {
 		return p, fmt.Sprintf("phase %s, container %+v", p.Status.Phase, p.Status.ContainerStatuses[0].State)
 	}
 	t.Run("never-ready stays unready while Running", func(t *testing.T) {
-		waitFor(t, 60*time.Second, "never-ready pod Running", func() (bool, string) {
+		devtest.WaitFor(t, 60*time.Second, "never-ready pod Running", func() (bool, string) {
 			p, s := pod("never-ready")
 			return p != nil && p.Status.Phase == corev1.PodRunning, s
 		})
-		time.Sleep(5 * time.Second) // give any stray stage time to make it Ready
+		// An ordinary pod created now becomes Ready through kwok's pod-ready stage: once it is,
+		// that stage has had its turn at the never-ready pod too.
+		if _, err := c.Clientset.AppsV1().Deployments(ns).Create(ctx, deployment(ns, "control", "", ""), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		devtest.WaitFor(t, 60*time.Second, "control pod Ready", func() (bool, string) {
+			p, s := pod("control")
+			return p != nil && podReady(p), s
+		})
 		p, s := pod("never-ready")
 		if p == nil || p.Status.ContainerStatuses[0].Ready || podReady(p) {
 			t.Fatalf("never-ready pod became ready: %s", s)
@@ -180,7 +172,7 @@ func TestSimulatedOutcomes(t *testing.T) {
 	})
 	t.Run("crashloop shows CrashLoopBackOff with restarts rising", func(t *testing.T) {
 		var first int32
-		waitFor(t, 60*time.Second, "crashloop pod in CrashLoopBackOff", func() (bool, string) {
+		devtest.WaitFor(t, 60*time.Second, "crashloop pod in CrashLoopBackOff", func() (bool, string) {
 			p, s := pod("crashloop")
 			if p == nil || p.Status.ContainerStatuses[0].State.Waiting == nil {
 				return false, s
@@ -188,13 +180,13 @@ func TestSimulatedOutcomes(t *testing.T) {
 			first = p.Status.ContainerStatuses[0].RestartCount
 			return p.Status.ContainerStatuses[0].State.Waiting.Reason == "CrashLoopBackOff", s
 		})
-		waitFor(t, 30*time.Second, "crashloop restart count rising", func() (bool, string) {
+		devtest.WaitFor(t, 30*time.Second, "crashloop restart count rising", func() (bool, string) {
 			p, s := pod("crashloop")
 			return p != nil && p.Status.ContainerStatuses[0].RestartCount > first, s
 		})
 	})
 	t.Run("pull-error shows ErrImagePull or ImagePullBackOff", func(t *testing.T) {
-		waitFor(t, 60*time.Second, "pull-error pod waiting on its image", func() (bool, string) {
+		devtest.WaitFor(t, 60*time.Second, "pull-error pod waiting on its image", func() (bool, string) {
 			p, s := pod("pull-error")
 			if p == nil || p.Status.ContainerStatuses[0].State.Waiting == nil {
 				return false, s

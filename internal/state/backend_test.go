@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // newBackendFunc opens a fresh backend instance (as another process would) on one shared
@@ -264,16 +263,5 @@ func testConcurrentWriters(t *testing.T, open newBackendFunc) {
 	got, err := open(t, "cas").Read(ctx)
 	if err != nil || got.Serial != 2 {
 		t.Fatalf("after the race: %v, %v; want serial 2", got, err)
-	}
-}
-
-func waitFor(t testing.TB, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", d)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 )
 
@@ -147,12 +148,12 @@ func killedHolderKubernetes(t *testing.T, kubeconfig string, k KubeAccess, ns st
 	}
 	t.Logf("right after the kill: %v", le)
 	var newID string
-	waitFor(t, 3*lease, func() bool {
+	devtest.WaitFor(t, 3*lease, "the lock taken over", func() (bool, string) {
 		newID, err = b.Lock(ctx, NewInfo("apply"))
 		if err != nil && !errors.As(err, &le) {
 			t.Fatalf("Lock: %v", err)
 		}
-		return err == nil
+		return err == nil, fmt.Sprint(err)
 	})
 	mu.Lock()
 	got := append([]Notice(nil), notices...)

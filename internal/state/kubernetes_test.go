@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 )
 
@@ -230,12 +231,12 @@ func testTakeover(t *testing.T, open func(t testing.TB, group string, notify fun
 	var notices []Notice
 	next := open(t, "takeover", func(n Notice) { mu.Lock(); notices = append(notices, n); mu.Unlock() })
 	var id string
-	waitFor(t, 3*lease, func() bool {
+	devtest.WaitFor(t, 3*lease, "the lock taken over", func() (bool, string) {
 		id, err = next.Lock(ctx, NewInfo("apply"))
 		if err != nil && !errors.As(err, &le) {
 			t.Fatalf("Lock: %v", err)
 		}
-		return err == nil
+		return err == nil, fmt.Sprint(err)
 	})
 	mu.Lock()
 	defer mu.Unlock()
@@ -279,7 +280,11 @@ func TestKubernetesLockLostFake(t *testing.T) {
 	if _, err := k.UpdateLease(ctx, "ns", l); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 3*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(notices) > 0 })
+	devtest.WaitFor(t, 3*time.Second, "a lock-lost notice", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(notices) > 0, "no notice"
+	})
 	if notices[0].Kind != NoticeLockLost {
 		t.Fatalf("notice = %+v; want lock-lost", notices[0])
 	}
