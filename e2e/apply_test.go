@@ -411,9 +411,6 @@ func TestStateLostKeepsMachineIDs(t *testing.T) {
 			t.Errorf("node %s: machine ID %v after the state was lost, want %s", n, after.Nodes[n], before.Nodes[n].MachineID)
 		}
 	}
-	if got, want := after.Nodes["web"].Roles["worker"].MachineID, before.Nodes["web"].Roles["worker"].MachineID; got != want {
-		t.Errorf("role worker: machine ID %s, want %s", got, want)
-	}
 	if d := cmp.Diff(uids, g.PodUIDs()); d != "" {
 		t.Errorf("pods restarted after the state was lost (-before +after):\n%s", d)
 	}

@@ -346,7 +346,7 @@ func (e *Engine) recordNode(ns *state.NodeState, p *plan.Plan, n *spec.Node) {
 	}
 	roles := map[string]*state.RoleState{}
 	for _, r := range n.Roles {
-		rs := &state.RoleState{MachineID: p.MachineIDs[spec.RoleMachineIDKey(n.Name, r.Name)], Replicas: r.Replicas}
+		rs := &state.RoleState{Replicas: r.Replicas}
 		for _, im := range p.Images {
 			if im.Name == spec.RoleObjectName(n.Name, r.Name) {
 				rs.Image = imageRecord(im)

@@ -186,9 +186,10 @@ func containerImage(d *unstructured.Unstructured, container string) string {
 	return ""
 }
 
-// machineIDs returns the machine ID of every node and role (FR-013): the state's; else the
-// one its live Deployment already runs with (a state lost or moved to another backend must
-// not give a running node a new identity); else a new random UUID.
+// machineIDs returns the machine ID of every node (FR-013): the state's; else the one its live
+// Deployment already runs with (a state lost or moved to another backend must not give a
+// running node a new identity); else a new random UUID. Role pods take their pod's UID
+// (render), so they have none here.
 func machineIDs(g *spec.Group, doc *state.Document, live map[kube.Key]*unstructured.Unstructured, ns string) map[string]string {
 	running := func(deployment string) string {
 		d := live[kube.Key{Kind: "Deployment", Namespace: ns, Name: deployment}]
@@ -207,33 +208,19 @@ func machineIDs(g *spec.Group, doc *state.Document, live map[kube.Key]*unstructu
 		}
 		return ""
 	}
-	pick := func(fromState, deployment string) string {
-		if fromState != "" {
-			return fromState
-		}
-		if id := running(deployment); id != "" {
-			return id
-		}
-		return uuid.NewString()
-	}
 	ids := map[string]string{}
 	for _, n := range g.Nodes {
-		var st *state.NodeState
-		if doc != nil {
-			st = doc.Nodes[n.Name]
+		id := ""
+		if doc != nil && doc.Nodes[n.Name] != nil {
+			id = doc.Nodes[n.Name].MachineID
 		}
-		var fromState string
-		if st != nil {
-			fromState = st.MachineID
+		if id == "" {
+			id = running(n.Name)
 		}
-		ids[n.Name] = pick(fromState, n.Name)
-		for _, r := range n.Roles {
-			fromState = ""
-			if st != nil && st.Roles[r.Name] != nil {
-				fromState = st.Roles[r.Name].MachineID
-			}
-			ids[spec.RoleMachineIDKey(n.Name, r.Name)] = pick(fromState, spec.RoleObjectName(n.Name, r.Name))
+		if id == "" {
+			id = uuid.NewString()
 		}
+		ids[n.Name] = id
 	}
 	return ids
 }

@@ -63,7 +63,8 @@ type Input struct {
 	// Images maps a node name, or "<node>-<role>" for a service role, to the full image
 	// reference pinned by digest: "<registry>/<ns>/<node>@sha256:…".
 	Images map[string]string
-	// MachineIDs maps a node name, or "<node>/<role>" for a role's pods, to its machine ID.
+	// MachineIDs maps a node name to its machine ID. Role pods need none: each gets its pod's
+	// UID (FR-013, SC-005a), so that no two replicas share an identity.
 	MachineIDs map[string]string
 	// StopSignal sets SIGRTMIN+3 as the stop signal of systemd containers. It needs the
 	// ContainerStopSignals feature gate of the cluster, so it is off unless the caller knows.
@@ -148,7 +149,6 @@ func (r *renderer) checkInputs() error {
 			if role.Service != nil {
 				need("image", spec.RoleObjectName(n.Name, role.Name), owner, r.in.Images)
 			}
-			need("machine ID", spec.RoleMachineIDKey(n.Name, role.Name), owner, r.in.MachineIDs)
 		}
 	}
 	if len(errs) > 0 {
@@ -374,8 +374,21 @@ func (r *renderer) metricsService(n *spec.Node, role *spec.Role) *corev1.Service
 	}
 }
 
+// machineIDEnv is container_uuid: the node's machine ID from the state for its main pod; for a
+// role pod, the pod's UID through the downward API. A role pod is one of several replicas that
+// come and go: it needs its own identity (SC-005a), not a stable one, and the UID differs
+// per pod and stays the same across restarts of the pod's containers.
+func machineIDEnv(machineID string) corev1.EnvVar {
+	if machineID == "" {
+		return corev1.EnvVar{Name: EnvMachineID, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.uid"}}}
+	}
+	return corev1.EnvVar{Name: EnvMachineID, Value: machineID}
+}
+
+// env is the environment of a node or role container; machineID "" is a role pod's.
 func env(machineID, node, role string, extra map[string]string) []corev1.EnvVar {
-	out := []corev1.EnvVar{{Name: EnvMachineID, Value: machineID}, {Name: EnvNode, Value: node}}
+	out := []corev1.EnvVar{machineIDEnv(machineID), {Name: EnvNode, Value: node}}
 	if role != "" {
 		out = append(out, corev1.EnvVar{Name: EnvRole, Value: role})
 	}
@@ -494,10 +507,9 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 // pod's, and ReadWriteOnce.
 func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deployment {
 	name := spec.RoleObjectName(n.Name, role.Name)
-	machineID := r.in.MachineIDs[spec.RoleMachineIDKey(n.Name, role.Name)]
 	ps := r.podSpec(n)
 	if role.Service == nil {
-		ps.Containers = []corev1.Container{r.nodeContainer(&ps, n, machineID, role.Name)}
+		ps.Containers = []corev1.Container{r.nodeContainer(&ps, n, "", role.Name)}
 	} else {
 		yes, no := true, false
 		seccomp := func() *corev1.SeccompProfile {
@@ -510,7 +522,7 @@ func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deploym
 			Name:    ContainerService,
 			Image:   r.in.Images[name],
 			Command: slices.Clone(role.Service.Image.Command),
-			Env:     env(machineID, n.Name, role.Name, role.Service.Environment),
+			Env:     env("", n.Name, role.Name, role.Service.Environment),
 			SecurityContext: &corev1.SecurityContext{
 				RunAsNonRoot:             &yes,
 				AllowPrivilegeEscalation: &no,

@@ -40,8 +40,6 @@ func fakeInput(g *spec.Group) render.Input {
 				key := spec.RoleObjectName(n.Name, r.Name)
 				in.Images[key] = image(key)
 			}
-			key := spec.RoleMachineIDKey(n.Name, r.Name)
-			in.MachineIDs[key] = id(key)
 		}
 	}
 	return in
@@ -174,9 +172,34 @@ func TestRules(t *testing.T) {
 	if got := w.Spec.Template.Spec.Containers[0].Args; !cmp.Equal(got, []string{"slipway.role=worker"}) {
 		t.Errorf("Deployment app-worker args %v", got)
 	}
-	main, _ := find[*appsv1.Deployment](objs, "Deployment", "app")
-	if w.Spec.Template.Spec.Containers[0].Env[0].Value == main.Spec.Template.Spec.Containers[0].Env[0].Value {
-		t.Error("role pod shares the node's machine ID")
+}
+
+// TestRoleMachineID: every pod of a role has its own machine ID (FR-013, SC-005a), so
+// container_uuid is the pod's UID, never a value all replicas share; the main pod keeps the
+// node's ID from the state.
+func TestRoleMachineID(t *testing.T) {
+	objs := load(t, "testdata/group/slipway.yaml")
+	podUID := corev1.EnvVar{Name: "container_uuid", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.uid"}}}
+	tests := []struct {
+		deployment string
+		want       corev1.EnvVar
+	}{
+		{"app", corev1.EnvVar{Name: "container_uuid", Value: "c52ada0f-761d-5270-98cc-e4cbb6de4cf2"}},
+		{"app-worker", podUID}, // a role of the node's image
+		{"app-idle", podUID},
+		{"app-sso", podUID}, // a service role
+	}
+	for _, tt := range tests {
+		t.Run(tt.deployment, func(t *testing.T) {
+			d, ok := find[*appsv1.Deployment](objs, "Deployment", tt.deployment)
+			if !ok {
+				t.Fatalf("no Deployment %s", tt.deployment)
+			}
+			if diff := cmp.Diff(tt.want, d.Spec.Template.Spec.Containers[0].Env[0]); diff != "" {
+				t.Errorf("container_uuid (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -188,14 +211,14 @@ func TestMissingInputs(t *testing.T) {
 	in := fakeInput(g)
 	delete(in.Images, "edge")
 	delete(in.Images, "app-sso")
-	delete(in.MachineIDs, "app/worker")
+	delete(in.MachineIDs, "quiet")
 	in.Images["quiet"] = "registry.test/golden-ns/quiet:latest"
 	_, err = render.Objects(in)
 	want := strings.Join([]string{
 		`render group golden: role sso of node app: no image (key "app-sso")`,
-		`role worker of node app: no machine ID (key "app/worker")`,
 		`node edge: no image (key "edge")`,
 		`node quiet: image registry.test/golden-ns/quiet:latest is not pinned by digest`,
+		`node quiet: no machine ID (key "quiet")`,
 	}, "\n")
 	if err == nil || err.Error() != want {
 		t.Errorf("Objects error:\n%v\nwant:\n%s", err, want)

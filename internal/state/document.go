@@ -56,7 +56,8 @@ type ImageRecord struct {
 
 // RoleState is what slipway applied for one role of a node.
 type RoleState struct {
-	MachineID string      `json:"machineID"`
+	// MachineID is no longer written: a role pod takes its pod's UID. Older states have one.
+	MachineID string      `json:"machineID,omitempty"`
 	Replicas  int32       `json:"replicas"`
 	Image     ImageRecord `json:"image,omitempty"`
 }
