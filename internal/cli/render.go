@@ -12,19 +12,20 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
-	"slipway.dev/slipway/internal/state"
 )
 
 func init() { register(newRenderCmd) }
 
 type renderOptions struct {
-	out        string
-	push       bool
-	stopSignal bool
+	out         string
+	push        bool
+	stopSignal  bool
+	lockTimeout time.Duration
 }
 
 // newRenderCmd is `slipway render`: the objects of the group as YAML, or a kustomize package
@@ -36,8 +37,10 @@ func newRenderCmd(g *Globals) *cobra.Command {
 		Short: "Print the group's Kubernetes objects as YAML, or write a kustomize package with --out",
 		Long: "Renders every object slipway applies for the group, each image pinned by the digest the\n" +
 			"registry holds for its content tag. With --push, images the registry lacks are built and\n" +
-			"pushed first. Machine IDs come from the group's state; a node the state does not know\n" +
-			"gets a new random one (a warning says so). Nothing is written to the cluster or the state.",
+			"pushed first. Machine IDs come from the group's state; a node the state does not know gets\n" +
+			"one (the one its running Deployment has, else a new random one), recorded in the state under\n" +
+			"the group's lock so that the next render is byte-identical and apply uses it. Nothing is\n" +
+			"written to the cluster.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -46,6 +49,7 @@ func newRenderCmd(g *Globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "", "write a kustomize package into this directory instead of YAML on stdout")
 	f.BoolVar(&o.push, "push", false, "build and push the images the registry lacks first")
+	addLockTimeoutFlag(f, &o.lockTimeout)
 	f.BoolVar(&o.stopSignal, "stop-signal", false, "give systemd containers the stop signal SIGRTMIN+3 (needs the cluster's ContainerStopSignals feature)")
 	return cmd
 }
@@ -82,7 +86,7 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 			return err
 		}
 	}
-	ids, err := stateMachineIDs(ctx, g, grp, stderr)
+	ids, err := renderMachineIDs(ctx, g, grp, ns, o.lockTimeout, stderr)
 	if err != nil {
 		return err
 	}
@@ -159,20 +163,12 @@ func resolveDigests(ctx context.Context, b imageTagger, reg imageLookup, jobs []
 	return out, nil
 }
 
-// stateMachineIDs returns the machine ID of every node and role (keys as render.Input wants),
-// from the group's state. A node or role the state does not know yet gets a new random ID and
-// a warning: apply will make and record its own, so that rendering is not repeatable.
-func stateMachineIDs(ctx context.Context, g *Globals, grp *spec.Group, stderr io.Writer) (map[string]string, error) {
-	url := g.StateURL(grp.Name)
-	var kc state.KubeAccess
-	if strings.HasPrefix(url, "kubernetes://") || strings.HasPrefix(url, "k8s://") {
-		c, err := kube.Open(g.KubeconfigSource(), g.Context)
-		if err != nil {
-			return nil, err
-		}
-		kc = c
-	}
-	backend, err := state.Open(ctx, url, grp.Name, kc)
+// renderMachineIDs returns the machine ID of every node from the group's state. Nodes the
+// state does not know get theirs made and recorded in the state under the group's lock, so
+// that the next render is byte-identical (SPEC §9) and apply deploys the same IDs. A render
+// whose state knows every node reads the state only: no lock, no write, no cluster.
+func renderMachineIDs(ctx context.Context, g *Globals, grp *spec.Group, ns string, lockTimeout time.Duration, stderr io.Writer) (map[string]string, error) {
+	backend, err := openState(ctx, g, grp.Name, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -180,36 +176,30 @@ func stateMachineIDs(ctx context.Context, g *Globals, grp *spec.Group, stderr io
 	if err != nil {
 		return nil, fmt.Errorf("render: read state %s: %w", backend.Location(), err)
 	}
-	return machineIDs(grp, doc, backend.Location(), stderr), nil
-}
-
-func machineIDs(grp *spec.Group, doc *state.Document, where string, stderr io.Writer) map[string]string {
-	ids := map[string]string{}
-	var fresh []string
-	for _, n := range grp.Nodes {
-		var ns *state.NodeState
-		if doc != nil {
-			ns = doc.Nodes[n.Name]
-		}
-		if ns != nil && ns.MachineID != "" {
-			ids[n.Name] = ns.MachineID
-		} else {
-			ids[n.Name] = state.NewUUID()
-			fresh = append(fresh, n.Name)
-		}
-		for _, r := range n.Roles {
-			key := spec.RoleMachineIDKey(n.Name, r.Name)
-			if ns != nil && ns.Roles[r.Name] != nil && ns.Roles[r.Name].MachineID != "" {
-				ids[key] = ns.Roles[r.Name].MachineID
-			} else {
-				ids[key] = state.NewUUID()
-				fresh = append(fresh, key)
-			}
-		}
+	ids, fresh := engine.MachineIDs(grp, doc, nil, ns)
+	if len(fresh) == 0 {
+		return ids, nil
 	}
-	if len(fresh) > 0 {
-		fmt.Fprintf(stderr, "warning: render: the state %s has no machine ID for %s; using new random ones, which apply will not reuse\n",
-			where, strings.Join(fresh, ", "))
+	// A node that runs already keeps its ID: the engine reads the live Deployments when a
+	// cluster is configured. Without one (a render for GitOps), the IDs are new.
+	o := engine.Options{}
+	if c, err := kube.Open(g.KubeconfigSource(), g.Context); err == nil {
+		o.Kube = c
+	} else {
+		fmt.Fprintf(stderr, "warning: render: no cluster to read running machine IDs from (%v); new nodes get new ones\n", err)
 	}
-	return ids
+	var recorded []string
+	err = withLock(ctx, g, backend, "render", lockTimeout, func(ctx context.Context) error {
+		var err error
+		ids, recorded, err = engine.New(o).RecordMachineIDs(ctx, engine.Target{Group: grp, Namespace: ns, Store: backend})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(recorded) > 0 {
+		fmt.Fprintf(stderr, "render: recorded the machine IDs of %s in the state %s; later renders and apply use them\n",
+			strings.Join(recorded, ", "), backend.Location())
+	}
+	return ids, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
@@ -101,7 +100,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	ids := machineIDs(t.Group, doc, l.live, t.Namespace)
+	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
 	refs := map[string]string{}
 	for _, im := range images {
 		refs[im.Name] = im.Digest
@@ -184,45 +183,6 @@ func containerImage(d *unstructured.Unstructured, container string) string {
 		}
 	}
 	return ""
-}
-
-// machineIDs returns the machine ID of every node (FR-013): the state's; else the one its live
-// Deployment already runs with (a state lost or moved to another backend must not give a
-// running node a new identity); else a new random UUID. Role pods take their pod's UID
-// (render), so they have none here.
-func machineIDs(g *spec.Group, doc *state.Document, live map[kube.Key]*unstructured.Unstructured, ns string) map[string]string {
-	running := func(deployment string) string {
-		d := live[kube.Key{Kind: "Deployment", Namespace: ns, Name: deployment}]
-		if d == nil {
-			return ""
-		}
-		cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-		for _, c := range cs {
-			env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
-			for _, e := range env {
-				if m, ok := e.(map[string]any); ok && m["name"] == render.EnvMachineID {
-					v, _ := m["value"].(string)
-					return v
-				}
-			}
-		}
-		return ""
-	}
-	ids := map[string]string{}
-	for _, n := range g.Nodes {
-		id := ""
-		if doc != nil && doc.Nodes[n.Name] != nil {
-			id = doc.Nodes[n.Name].MachineID
-		}
-		if id == "" {
-			id = running(n.Name)
-		}
-		if id == "" {
-			id = uuid.NewString()
-		}
-		ids[n.Name] = id
-	}
-	return ids
 }
 
 // resolveImages builds every image of the group and asks the registry for its tag.

@@ -21,9 +21,6 @@ func RoleObjectName(node, role string) string { return node + "-" + role }
 // MetricsObjectName is the headless Service and NetworkPolicy of a role's metrics port.
 func MetricsObjectName(node, role string) string { return node + "-" + role + "-metrics" }
 
-// RoleMachineIDKey is the key of a role pod's machine ID (nodes use their name).
-func RoleMachineIDKey(node, role string) string { return node + "/" + role }
-
 // derived is one object name a node or role makes.
 type derived struct {
 	kind, name string
