@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,4 +140,89 @@ func readTree(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// destroyPlanView is the part of `plan -destroy -o json` these tests read.
+type destroyPlanView struct {
+	Destroy      bool `json:"destroy"`
+	Changes      bool `json:"changes"`
+	GroupChanges []struct {
+		Key         struct{ Kind, Name string } `json:"key"`
+		Action      string                      `json:"action"`
+		Destructive bool                        `json:"destructive"`
+	} `json:"groupChanges"`
+	Nodes []struct {
+		Node    string `json:"node"`
+		Changes []struct {
+			Key         struct{ Kind, Name string } `json:"key"`
+			Action      string                      `json:"action"`
+			Destructive bool                        `json:"destructive"`
+		} `json:"changes"`
+	} `json:"nodes"`
+}
+
+func (v destroyPlanView) lines() []string {
+	var out []string
+	for _, c := range v.GroupChanges {
+		out = append(out, "group: "+c.Action+" "+c.Key.Kind+"/"+c.Key.Name)
+	}
+	for _, n := range v.Nodes {
+		for _, c := range n.Changes {
+			l := n.Node + ": " + c.Action + " " + c.Key.Kind + "/" + c.Key.Name
+			if c.Destructive {
+				l += " destructive"
+			}
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// `plan -destroy` (SPEC §2, as OpenTofu's) previews what destroy removes, the claims marked
+// destructive, with --detailed-exitcode, in OpenTofu's single-dash spelling and in pflag's; it
+// writes nothing. After destroy there is nothing left to remove.
+func TestPlanDestroy(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "pdestroy", helloGroup, "web", "db")
+	g.MustRun(0, "apply", "--yes")
+	c := g.CountRequests()
+	for _, args := range [][]string{
+		{"plan", "-destroy", "-detailed-exitcode"},
+		{"plan", "--destroy", "--detailed-exitcode"},
+	} {
+		r := g.MustRun(2, args...)
+		for _, want := range []string{"Destroy plan for group " + g.Name, "PersistentVolumeClaim " + g.Name + "/web-state", "DESTROYS DATA", "Namespace " + g.Name} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("%v: no %q in\n%s", args, want, r)
+			}
+		}
+	}
+	r := g.MustRun(0, "plan", "-destroy", "-o", "json")
+	var v destroyPlanView
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+		t.Fatalf("plan -destroy -o json: %v\n%s", err, r)
+	}
+	want := []string{
+		"db: delete Deployment/db", "db: delete NetworkPolicy/db", "db: delete PersistentVolumeClaim/db-state destructive",
+		"db: delete ServiceAccount/node-db",
+		"group: delete Namespace/" + g.Name, "group: delete NetworkPolicy/default-deny",
+		"web: delete Deployment/web", "web: delete Deployment/web-worker", "web: delete NetworkPolicy/web",
+		"web: delete NetworkPolicy/web-worker", "web: delete NetworkPolicy/web-worker-metrics",
+		"web: delete PersistentVolumeClaim/web-state destructive", "web: delete Service/web", "web: delete Service/web-worker",
+		"web: delete Service/web-worker-metrics", "web: delete ServiceAccount/node-web",
+	}
+	if d := cmp.Diff(want, v.lines()); d != "" || !v.Destroy || !v.Changes {
+		t.Errorf("plan -destroy -o json: destroy %t, changes %t, changes (-want +got):\n%s", v.Destroy, v.Changes, d)
+	}
+	if n, paths := c.Writes(); n != 0 {
+		t.Fatalf("plan -destroy made %d write requests: %v", n, paths)
+	}
+	if !g.NamespaceExists() || g.State().State == nil {
+		t.Fatal("plan -destroy removed the namespace or the state")
+	}
+	g.MustRun(0, "destroy", "--yes")
+	if r := g.MustRun(0, "plan", "-destroy", "-detailed-exitcode"); !strings.Contains(r.Stdout, "No changes.") {
+		t.Errorf("plan -destroy after destroy: want No changes., got %s", r)
+	}
 }

@@ -1,34 +1,45 @@
 package cli
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/ui"
 )
 
 func init() { register(newPlanCmd) }
 
 func newPlanCmd(g *Globals) *cobra.Command {
-	var detailed bool
+	var detailed, destroy bool
 	var out string
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what apply would do; push nothing, change nothing",
 		Long: "plan builds the images (to know their digests), asks the registry which it lacks, reads the state and\n" +
 			"the cluster, and prints per node the images to push and each object to create, update, replace or\n" +
-			"delete, destructive ones marked. It writes nothing to the registry, the cluster or the state.",
+			"delete, destructive ones marked. It writes nothing to the registry, the cluster or the state.\n" +
+			"With -destroy it shows what `slipway destroy` would remove instead, and builds no image.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			s, err := openSession(cmd.Context(), g, true, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if destroy && out != "" {
+				return errors.New("plan: -destroy cannot be saved with -out: apply does not run a destroy plan; run `slipway destroy`")
+			}
+			s, err := openSession(cmd.Context(), g, !destroy, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			p, err := s.engine.Plan(cmd.Context(), s.target)
+			var p *plan.Plan
+			if destroy {
+				p, err = s.engine.PlanDestroy(cmd.Context(), s.target)
+			} else {
+				p, err = s.engine.Plan(cmd.Context(), s.target)
+			}
 			s.printer.Close()
 			if err != nil {
 				return err
@@ -53,13 +64,19 @@ func newPlanCmd(g *Globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
+	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes (also -detailed-exitcode)")
+	cmd.Flags().BoolVar(&destroy, "destroy", false, "show what destroy would remove, claims marked destructive; change nothing (also -destroy)")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE`, for slipway apply FILE (also -out FILE)")
 	return cmd
 }
 
-// NormalizeArgs lets `plan -out FILE` (SPEC §2, as in terraform) mean `plan --out FILE`:
-// pflag reads a single dash as shorthands, which would make it `-o ut FILE`.
+// singleDashFlags are the long flags OpenTofu users type with one dash (SPEC §2: `plan -out
+// FILE`, `plan -destroy`). pflag reads a single dash as shorthands: `-out` would be `-o ut`,
+// `-destroy` an unknown `-d`.
+var singleDashFlags = []string{"out", "destroy", "detailed-exitcode"}
+
+// NormalizeArgs turns `-out`, `-destroy` and `-detailed-exitcode` (with or without `=VALUE`)
+// into their double-dash form; everything after `--` is left alone.
 func NormalizeArgs(args []string) []string {
 	out := make([]string, len(args))
 	copy(out, args)
@@ -67,8 +84,10 @@ func NormalizeArgs(args []string) []string {
 		if a == "--" {
 			break
 		}
-		if a == "-out" || strings.HasPrefix(a, "-out=") {
-			out[i] = "-" + a
+		for _, f := range singleDashFlags {
+			if a == "-"+f || strings.HasPrefix(a, "-"+f+"=") {
+				out[i] = "-" + a
+			}
 		}
 	}
 	return out

@@ -119,6 +119,11 @@ type Plan struct {
 	// ForeignNamespace: the namespace exists and slipway did not create it for this group, so
 	// apply deploys into it without taking it over and destroy removes only the group's objects.
 	ForeignNamespace bool `json:"foreignNamespace,omitempty"`
+	// Destroy marks the plan of `plan -destroy`: what destroy removes. It is shown, never applied.
+	Destroy bool `json:"destroy,omitempty"`
+	// Notes are things the operator should know that change nothing (a feature the cluster
+	// lacks, what destroy removes besides objects).
+	Notes []string `json:"notes,omitempty"`
 	// MachineIDs of every node and role (<node>/<role>), new ones made by this plan.
 	MachineIDs map[string]string `json:"machineIDs,omitempty"`
 	// Desired holds the rendered objects apply will apply, in apply order, so that a saved

@@ -28,6 +28,12 @@ func Plan(w io.Writer, p *plan.Plan) { PlanWith(w, p, PlanOptions{}) }
 func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 	pal := palette{on: o.Color}
 	c := p.Counts()
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	if len(p.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
 	if p.Suspended {
 		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", p.Group)
 	}
@@ -48,7 +54,11 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		fmt.Fprintln(w, "No changes.")
 		return
 	}
-	fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", p.Group, p.Namespace)
+	if p.Destroy {
+		fmt.Fprintf(w, "Destroy plan for group %s in namespace %s (plan -destroy: nothing is changed):\n", p.Group, p.Namespace)
+	} else {
+		fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", p.Group, p.Namespace)
+	}
 	for _, np := range p.Nodes {
 		var imgs []plan.Image
 		for _, im := range p.Images {
@@ -170,6 +180,8 @@ type planDoc struct {
 	Suspended    bool      `json:"suspended"`
 	// ForeignNamespace: the namespace exists and slipway did not create it (see plan.Plan).
 	ForeignNamespace bool          `json:"foreignNamespace"`
+	Destroy          bool          `json:"destroy"`
+	Notes            []string      `json:"notes"`
 	Changes          bool          `json:"changes"`
 	Counts           planCounts    `json:"counts"`
 	Images           []plan.Image  `json:"images"`
@@ -191,7 +203,7 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 	doc := planDoc{
 		Version: JSONVersion, Group: p.Group, Namespace: p.Namespace, Created: p.Created,
 		StateSerial: p.StateSerial, StateLineage: p.StateLineage, Suspended: p.Suspended,
-		ForeignNamespace: p.ForeignNamespace, Changes: p.HasChanges(),
+		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: p.HasChanges(),
 		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
 			Conflict: c.Conflict, Terminating: c.Terminating},
 		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
+)
+
+// PlanDestroy is `plan -destroy` (SPEC §2): what Destroy would remove, as a plan of deletions,
+// claims marked destructive. It reads the cluster and the state and changes nothing.
+func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) {
+	if _, err := e.o.Kube.Ping(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.checkOwner(ctx, t.Group.Name, t.Namespace); err != nil {
+		return nil, err
+	}
+	doc, err := readState(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan.Plan{Version: plan.FormatVersion, Group: t.Group.Name, Namespace: t.Namespace, Destroy: true}
+	if doc != nil {
+		p.StateSerial, p.StateLineage = doc.Serial, doc.Lineage
+	}
+	p.Nodes = destroyChanges(live, ns, t.Group.Name)
+	if t.Store != nil && doc != nil {
+		p.Notes = append(p.Notes, "destroy deletes the group's state too; the images stay in the registry")
+	}
+	return p, nil
+}
+
+// destroyChanges lists per node (the group's own objects under "") the objects destroy
+// deletes: the namespace with everything in it when the group owns it, and every object
+// of the group. A claim deleted loses the node's /var/lib.
+func destroyChanges(live map[kube.Key]*unstructured.Unstructured, ns *unstructured.Unstructured, group string) []plan.NodePlan {
+	byNode := map[string][]plan.Change{}
+	for k, u := range live {
+		c := plan.Change{Key: plan.Key(k), Action: plan.Delete, ResourceVersion: u.GetResourceVersion()}
+		if k.Kind == "PersistentVolumeClaim" {
+			c.Destructive = true
+			c.Reason = "the node's state on /var/lib is lost"
+		}
+		node := u.GetLabels()[render.LabelNode]
+		byNode[node] = append(byNode[node], c)
+	}
+	if ns != nil && ns.GetLabels()[render.LabelGroup] == group {
+		byNode[""] = append(byNode[""], plan.Change{
+			Key: plan.Key{Kind: "Namespace", Name: ns.GetName()}, Action: plan.Delete, ResourceVersion: ns.GetResourceVersion(),
+			Reason: "with everything in it, objects slipway did not make included",
+		})
+	}
+	// Deletion runs against apply order: Deployments first, the namespace last.
+	rank := func(kind string) int {
+		for i, gvk := range kube.ManagedKinds {
+			if gvk.Kind == kind {
+				return len(kube.ManagedKinds) - i
+			}
+		}
+		return len(kube.ManagedKinds) + 1
+	}
+	var out []plan.NodePlan
+	for _, node := range slices.Sorted(maps.Keys(byNode)) {
+		cs := byNode[node]
+		slices.SortFunc(cs, func(a, b plan.Change) int {
+			if d := rank(a.Key.Kind) - rank(b.Key.Kind); d != 0 {
+				return d
+			}
+			return strings.Compare(a.Key.Name, b.Key.Name)
+		})
+		out = append(out, plan.NodePlan{Node: node, Changes: cs})
+	}
+	return out
+}

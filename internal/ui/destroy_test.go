@@ -1,0 +1,30 @@
+package ui
+
+import (
+	"bytes"
+	"testing"
+
+	"slipway.dev/slipway/internal/plan"
+)
+
+// A plan of `plan -destroy` says so in its title, and its notes come first.
+func TestDestroyPlanText(t *testing.T) {
+	k := func(kind, name string) plan.Key { return plan.Key{Kind: kind, Namespace: "demo", Name: name} }
+	p := &plan.Plan{
+		Group: "demo", Namespace: "demo", Destroy: true,
+		Notes: []string{"destroy deletes the group's state too; the images stay in the registry"},
+		Nodes: []plan.NodePlan{
+			{Node: "", Changes: []plan.Change{
+				{Key: k("NetworkPolicy", "default-deny"), Action: plan.Delete},
+				{Key: plan.Key{Kind: "Namespace", Name: "demo"}, Action: plan.Delete, Reason: "with everything in it, objects slipway did not make included"},
+			}},
+			{Node: "web", Changes: []plan.Change{
+				{Key: k("Deployment", "web"), Action: plan.Delete},
+				{Key: k("PersistentVolumeClaim", "web-state"), Action: plan.Delete, Destructive: true, Reason: "the node's state on /var/lib is lost"},
+			}},
+		},
+	}
+	var b bytes.Buffer
+	Plan(&b, p)
+	golden(t, "plan-destroy.txt", b.Bytes())
+}
