@@ -226,3 +226,58 @@ func TestPlanDestroy(t *testing.T) {
 		t.Errorf("plan -destroy after destroy: want No changes., got %s", r)
 	}
 }
+
+// bigEnvGroup has a node whose environment the API server refuses (a 5 MiB value; the request
+// limit is 3 MiB), next to a node it accepts.
+func bigEnvGroup() string {
+	return `group: {{GROUP}}
+defaults:
+  state: {size: 1Gi}
+  init: none
+nodes:
+  small:
+    image: {rootfs: nodes/small/rootfs}
+  big:
+    image: {rootfs: nodes/big/rootfs}
+    env: {BIG: "` + strings.Repeat("x", 5<<20) + `"}
+`
+}
+
+// Plan dry-runs every object apply would create, so what the API server refuses fails in plan,
+// before anything changes: in a namespace that does not exist yet (the server checks a
+// request's size before it looks the namespace up), and for a node added to a group that runs.
+func TestPlanDryRunsCreates(t *testing.T) {
+	t.Parallel()
+	t.Run("new namespace", func(t *testing.T) {
+		t.Parallel()
+		g := NewGroup(t, "bigenv", bigEnvGroup(), "small", "big")
+		for _, verb := range [][]string{{"plan"}, {"apply", "--yes"}} {
+			r := g.MustRun(1, verb...)
+			if !strings.Contains(r.Stderr, "node big") || !strings.Contains(r.Stderr, "Deployment "+g.Name+"/big") || !strings.Contains(strings.ToLower(r.Stderr), "too large") {
+				t.Errorf("%v: want an error naming node big, its Deployment and the size, got %s", verb, r)
+			}
+			if g.NamespaceExists() {
+				t.Fatalf("%v: the namespace was created", verb)
+			}
+		}
+	})
+	t.Run("node added", func(t *testing.T) {
+		t.Parallel()
+		small, _, _ := strings.Cut(bigEnvGroup(), "  big:")
+		g := NewGroup(t, "bigadd", small, "small")
+		g.MustRun(0, "apply", "--yes")
+		g.WriteFile("nodes/big/rootfs/etc/hostname", "big\n")
+		g.WriteFile("slipway.yaml", strings.ReplaceAll(bigEnvGroup(), "{{GROUP}}", g.Name))
+		before := g.State().State.Serial
+		r := g.MustRun(1, "apply", "--yes")
+		if !strings.Contains(r.Stderr, "Deployment "+g.Name+"/big") {
+			t.Errorf("apply: want an error naming Deployment %s/big, got %s", g.Name, r)
+		}
+		if got := managedOf(t, g, "big"); len(got) != 0 {
+			t.Errorf("objects of node big made before the refusal: %v", got)
+		}
+		if got := g.State().State.Serial; got != before {
+			t.Errorf("the state was written (serial %d, was %d)", got, before)
+		}
+	})
+}

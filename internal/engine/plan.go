@@ -241,12 +241,15 @@ func nodeOfJob(g *spec.Group, name string) string {
 	return name
 }
 
-// dryRun asks the server what each changed-looking object would become, so that defaults it
-// fills in never show as changes. Objects that Subset says are unchanged cost no request.
+// dryRun asks the server, with a server-side-apply dry run, about every object apply would
+// create or change: what a changed-looking object would become (so that defaults the server
+// fills in never show as changes), and whether it refuses one it would create (too large,
+// invalid), so that plan fails before apply changes anything. Objects that Subset says are
+// unchanged cost no request.
 func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live map[plan.Key]*unstructured.Unstructured) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
 	var todo []*unstructured.Unstructured
 	for _, d := range desired {
-		if l := live[plan.KeyOf(d)]; l != nil && !plan.Subset(d.Object, l.Object) {
+		if l := live[plan.KeyOf(d)]; l == nil || !plan.Subset(d.Object, l.Object) {
 			todo = append(todo, d)
 		}
 	}
@@ -260,10 +263,19 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 		defer mu.Unlock()
 		switch {
 		case err == nil:
-			dry[plan.KeyOf(d)] = out
+			if live[plan.KeyOf(d)] != nil {
+				dry[plan.KeyOf(d)] = out
+			}
 		case kube.IsImmutableFieldError(err):
 			immutable[plan.KeyOf(d)] = err.Error()
+		case kube.IsNamespaceNotFound(err, d.GetNamespace()):
+			// A create in a namespace apply makes first: the server checked what it checks
+			// before it looks the namespace up (the request's size, its decoding); the rest
+			// it checks when apply creates the object.
 		default:
+			if node := d.GetLabels()[render.LabelNode]; node != "" {
+				err = fmt.Errorf("node %s: %w", node, err)
+			}
 			errs = append(errs, err)
 		}
 	})

@@ -212,6 +212,17 @@ func IsImmutableFieldError(err error) bool {
 	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "immutable")
 }
 
+// IsNamespaceNotFound reports whether a request failed because the namespace ns does not
+// exist (a create in a namespace that apply has not made yet).
+func IsNamespaceNotFound(err error, ns string) bool {
+	var se apierrors.APIStatus
+	if ns == "" || !apierrors.IsNotFound(err) || !errors.As(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == ns
+}
+
 // WaitGone waits until object k no longer exists (a replace deletes before it creates).
 func (c *Client) WaitGone(ctx context.Context, k Key, limit time.Duration) error {
 	gvk, err := gvkOf(k.Kind)
