@@ -281,3 +281,38 @@ func TestPlanDryRunsCreates(t *testing.T) {
 		}
 	})
 }
+
+// The dev cluster's API server (1.37.2) has the feature gate ContainerStopSignals off: plan
+// finds out with one dry run, gives init: systemd pods no stop signal (which the server
+// would drop, a change in every plan) and says so once, as a note.
+func TestStopSignalUnsupported(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "stopsig", helloGroup, "web", "db")
+	r := g.MustRun(0, "plan", "-o", "json", "-out", "plan.json")
+	var v struct {
+		Notes []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+		t.Fatalf("plan -o json: %v\n%s", err, r)
+	}
+	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "ContainerStopSignals") {
+		t.Errorf("plan notes %q: want one note naming ContainerStopSignals", v.Notes)
+	}
+	saved, err := os.ReadFile(filepath.Join(g.Dir, "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(saved), "stopSignal") {
+		t.Errorf("the planned objects have a stop signal the cluster would drop")
+	}
+	if !strings.Contains(string(saved), "systemctl") {
+		t.Fatalf("the group has no init: systemd node: the test proves nothing")
+	}
+	if r := g.MustRun(0, "plan"); strings.Count(r.Stdout, "ContainerStopSignals") != 1 {
+		t.Errorf("plan text: want the note once, got %s", r)
+	}
+	g.MustRun(0, "apply", "--yes")
+	if r := g.MustRun(0, "plan", "--detailed-exitcode"); !strings.Contains(r.Stdout, "No changes.") {
+		t.Errorf("plan after apply: want No changes., got %s", r)
+	}
+}

@@ -11,17 +11,22 @@ import (
 
 func newDevCmd(_ *Globals) *cobra.Command {
 	var dir string
+	var gates []string
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "A local Kubernetes cluster (kwok) and OCI registry for trying slipway out and for tests",
 	}
 	dev.PersistentFlags().StringVar(&dir, "dir", "", "data directory of the dev cluster (env SLIPWAY_DEV_DIR; default ~/.local/state/slipway/dev)")
-	dev.AddCommand(&cobra.Command{
+	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start the dev cluster (building its binaries once) and print the environment to export",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			env, running, err := devcluster.Up(cmd.Context(), devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr()})
+			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr()}
+			if cmd.Flags().Changed("feature-gates") {
+				o.FeatureGates = gates
+			}
+			env, running, err := devcluster.Up(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -31,7 +36,10 @@ func newDevCmd(_ *Globals) *cobra.Command {
 			fmt.Fprint(cmd.OutOrStdout(), env.Exports())
 			return nil
 		},
-	}, &cobra.Command{
+	}
+	up.Flags().StringSliceVar(&gates, "feature-gates", nil,
+		"kube-apiserver feature gates, Name=true|false, comma-separated (e.g. ContainerStopSignals=true); a cluster running with others is refused")
+	dev.AddCommand(up, &cobra.Command{
 		Use:   "down",
 		Short: "Stop the dev cluster and remove its data",
 		Args:  cobra.NoArgs,

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,8 @@ type Env struct {
 	Registry   string         `json:"registry"`   // 127.0.0.1:PORT, plain HTTP
 	Ports      map[string]int `json:"ports"`
 	Started    time.Time      `json:"started"`
+	// FeatureGates the API server runs with (Options.FeatureGates), e.g. ContainerStopSignals=true.
+	FeatureGates []string `json:"featureGates,omitempty"`
 }
 
 // components in start order; Down stops them in reverse.
@@ -97,6 +100,9 @@ func Load(ctx context.Context, dir string) (*Env, error) {
 type Options struct {
 	Dir      string    // data directory; DefaultDir() when empty
 	Progress io.Writer // progress lines; io.Discard when nil
+	// FeatureGates are passed to kube-apiserver as --feature-gates, each Name=true or
+	// Name=false: an alpha feature (ContainerStopSignals in 1.37) is off unless set here.
+	FeatureGates []string
 }
 
 // Up starts the dev cluster in opts.Dir, or finds it running there (running = true).
@@ -109,6 +115,9 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, err
 		}
 	}
+	if err := checkFeatureGates(opts.FeatureGates); err != nil {
+		return nil, false, err
+	}
 	if err := os.MkdirAll(filepath.Dir(opts.Dir), 0o755); err != nil {
 		return nil, false, fmt.Errorf("dev cluster: %w", err)
 	}
@@ -118,6 +127,10 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	}
 	defer unlock()
 	if e, err := Load(ctx, opts.Dir); err == nil {
+		if opts.FeatureGates != nil && !slices.Equal(e.FeatureGates, opts.FeatureGates) {
+			return nil, false, fmt.Errorf("dev cluster in %s runs with feature gates %q, not %q: stop it (slipway dev down) or use another --dir",
+				opts.Dir, e.FeatureGates, opts.FeatureGates)
+		}
 		return e, true, nil
 	} else if !errors.Is(err, ErrNotRunning) {
 		fmt.Fprintf(opts.Progress, "dev: %v; starting anew\n", err)
@@ -138,7 +151,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC()}
+	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates}
 	if err := e.start(ctx, stages, opts.Progress); err != nil {
 		// Leave nothing half-started behind.
 		_, _ = stopAll(opts.Dir)
@@ -183,21 +196,21 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 	}
 
 	fmt.Fprintln(progress, "dev: starting kube-apiserver")
-	if _, err := e.startProcess("kube-apiserver", []string{
-		"--etcd-servers=" + etcdURL,
+	if _, err := e.startProcess("kube-apiserver", append(featureGateArgs(e.FeatureGates),
+		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		// The kubernetes Service would point at a loopback address, which the reconciler refuses.
 		"--endpoint-reconciler-type=none",
-		"--secure-port=" + strconv.Itoa(e.Ports["kube-apiserver"]),
-		"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
-		"--client-ca-file=" + pki("ca.crt"),
-		"--service-account-key-file=" + pki("sa.pub"), "--service-account-signing-key-file=" + pki("sa.key"),
+		"--secure-port="+strconv.Itoa(e.Ports["kube-apiserver"]),
+		"--tls-cert-file="+pki("apiserver.crt"), "--tls-private-key-file="+pki("apiserver.key"),
+		"--client-ca-file="+pki("ca.crt"),
+		"--service-account-key-file="+pki("sa.pub"), "--service-account-signing-key-file="+pki("sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--authorization-mode=Node,RBAC", "--allow-privileged=true",
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
 		"--profiling=false", "--v=0",
-	}); err != nil {
+	)); err != nil {
 		return err
 	}
 	if err := e.waitHTTP(ctx, "kube-apiserver", e.Server+"/readyz", 90*time.Second); err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The embedded pins must be the tools modules of the repo: `go generate ./internal/devcluster`.
@@ -93,5 +95,33 @@ func TestFailedBuildShowsTail(t *testing.T) {
 	_, err := EnsureBinaries(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "build of k8s.io/kubernetes v1.37.2 failed") || !strings.Contains(err.Error(), "something broke") {
 		t.Fatalf("failed build = %v, want the module named and the output's tail", err)
+	}
+}
+
+func TestFeatureGates(t *testing.T) {
+	tests := []struct {
+		gates []string
+		args  []string
+		ok    bool
+	}{
+		{nil, nil, true},
+		{[]string{"ContainerStopSignals=true"}, []string{"--feature-gates=ContainerStopSignals=true"}, true},
+		{[]string{"A=true", "B=false"}, []string{"--feature-gates=A=true,B=false"}, true},
+		{[]string{"ContainerStopSignals"}, nil, false},
+		{[]string{"A=yes"}, nil, false},
+		{[]string{"A,B=true"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.gates, ","), func(t *testing.T) {
+			err := checkFeatureGates(tt.gates)
+			if (err == nil) != tt.ok {
+				t.Fatalf("checkFeatureGates(%q) = %v, want ok %t", tt.gates, err, tt.ok)
+			}
+			if tt.ok {
+				if d := cmp.Diff(tt.args, featureGateArgs(tt.gates)); d != "" {
+					t.Errorf("featureGateArgs (-want +got):\n%s", d)
+				}
+			}
+		})
 	}
 }

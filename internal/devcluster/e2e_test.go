@@ -206,18 +206,36 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// A second cluster in its own directory: up finds itself running the second time, and down
+// A second cluster in its own directory, with a feature gate the default one lacks: its API
+// server keeps a container's stop signal (ContainerStopSignals=true) where the default
+// cluster's drops it; up finds it running the second time and refuses other gates; down
 // leaves none of its processes alive and its data gone.
 func TestUpAgainAndDown(t *testing.T) {
-	devtest.Env(t) // the binaries are built
+	main := devtest.Env(t) // the binaries are built
 	dir := filepath.Join(t.TempDir(), "dev")
 	ctx := context.Background()
-	env, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir})
+	gates := []string{"ContainerStopSignals=true"}
+	env, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir, FeatureGates: gates})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if running {
 		t.Fatal("first Up said the cluster was already running")
+	}
+	for _, c := range []struct {
+		env  *devcluster.Env
+		want bool
+	}{{main, false}, {env, true}} {
+		kc, err := kube.New(c.env.Kubeconfig, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := kc.StopSignalSupported(ctx, "default"); err != nil || got != c.want {
+			t.Errorf("cluster %s (gates %q): stop signals supported = %t, %v; want %t", c.env.Dir, c.env.FeatureGates, got, err, c.want)
+		}
+	}
+	if _, _, err := devcluster.Up(ctx, devcluster.Options{Dir: dir, FeatureGates: []string{"ContainerStopSignals=false"}}); err == nil || !strings.Contains(err.Error(), "feature gates") {
+		t.Errorf("Up with other gates = %v, want a refusal naming the feature gates", err)
 	}
 	again, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir})
 	if err != nil || !running || again.Server != env.Server {

@@ -41,6 +41,7 @@ type Engine struct {
 
 	mu     sync.Mutex
 	images map[string]v1.Image // built during Plan by image name, pushed during Apply
+	stop   stopSignalCheck
 }
 
 // New returns an Engine.

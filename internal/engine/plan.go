@@ -82,6 +82,8 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		live, foreign map[kube.Key]*unstructured.Unstructured
 		ns            *unstructured.Unstructured
 		err           error
+		stop          bool   // systemd pods get SIGRTMIN+3
+		stopNote      string // why not, when they do not
 	}
 	lc := make(chan listed, 1)
 	go func() {
@@ -89,6 +91,9 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		l.live, l.foreign, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
 		if l.err == nil {
 			l.ns, l.err = e.o.Kube.Namespace(ctx, t.Namespace)
+		}
+		if l.err == nil {
+			l.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
 		}
 		lc <- l
 	}()
@@ -105,7 +110,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	for _, im := range images {
 		refs[im.Name] = im.Digest
 	}
-	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids})
+	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids, StopSignal: l.stop})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +142,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	if l.ns != nil {
 		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
-	dry, immutable, err := e.dryRun(ctx, desired, liveByKey)
+	dry, immutable, err := e.dryRun(ctx, desired, liveByKey, foreign)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +173,9 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		}
 	}
 	p := plan.Compute(in)
+	if l.stopNote != "" {
+		p.Notes = append(p.Notes, l.stopNote)
+	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	return p, nil
 }
@@ -245,10 +253,13 @@ func nodeOfJob(g *spec.Group, name string) string {
 // create or change: what a changed-looking object would become (so that defaults the server
 // fills in never show as changes), and whether it refuses one it would create (too large,
 // invalid), so that plan fails before apply changes anything. Objects that Subset says are
-// unchanged cost no request.
-func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live map[plan.Key]*unstructured.Unstructured) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
+// unchanged cost no request; objects of that name slipway did not make (foreign) none either.
+func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
 	var todo []*unstructured.Unstructured
 	for _, d := range desired {
+		if foreign[plan.KeyOf(d)] != nil {
+			continue // not slipway's: the plan shows a conflict, apply refuses it
+		}
 		if l := live[plan.KeyOf(d)]; l == nil || !plan.Subset(d.Object, l.Object) {
 			todo = append(todo, d)
 		}

@@ -59,7 +59,7 @@ func destroyChanges(live map[kube.Key]*unstructured.Unstructured, ns *unstructur
 		node := u.GetLabels()[render.LabelNode]
 		byNode[node] = append(byNode[node], c)
 	}
-	if ns != nil && ns.GetLabels()[render.LabelGroup] == group {
+	if ownsNamespace(ns, group) {
 		byNode[""] = append(byNode[""], plan.Change{
 			Key: plan.Key{Kind: "Namespace", Name: ns.GetName()}, Action: plan.Delete, ResourceVersion: ns.GetResourceVersion(),
 			Reason: "with everything in it, objects slipway did not make included",

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// stopSignalCheck remembers, for one run, whether the cluster keeps a container's stop
+// signal: plan and apply (which plans again for a saved plan) ask the cluster once.
+type stopSignalCheck struct {
+	mu        sync.Mutex
+	done      bool
+	supported bool
+	err       error
+	// detect asks the cluster; tests replace it.
+	detect func(ctx context.Context, ns string) (bool, error)
+}
+
+// stopSignal says whether the group's init: systemd pods get the stop signal SIGRTMIN+3
+// (SPEC §5: where the cluster supports container stop signals), and, when they do not, the
+// note plan shows once. A live Deployment that carries a stop signal proves support without
+// a request; otherwise one server-side dry run decides, in the group's namespace when it
+// exists, else in "default".
+func (e *Engine) stopSignal(ctx context.Context, g *spec.Group, ns string, live map[kube.Key]*unstructured.Unstructured, nsExists bool) (bool, string) {
+	if !hasSystemd(g) {
+		return false, ""
+	}
+	c := &e.stop
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		switch {
+		case keepsStopSignal(live):
+			c.supported = true
+		default:
+			where := ns
+			if !nsExists {
+				where = "default"
+			}
+			detect := c.detect
+			if detect == nil {
+				detect = e.o.Kube.StopSignalSupported
+			}
+			c.supported, c.err = detect(ctx, where)
+		}
+		c.done = ctx.Err() == nil
+	}
+	return stopSignalDecision(c.supported, c.err)
+}
+
+// stopSignalDecision turns what the cluster answered into the render setting and the note.
+func stopSignalDecision(supported bool, err error) (bool, string) {
+	switch {
+	case err != nil:
+		return false, fmt.Sprintf("init: systemd pods stop with SIGTERM, not SIGRTMIN+3: whether the cluster supports container stop signals is unknown (%v)", err)
+	case !supported:
+		return false, "init: systemd pods stop with SIGTERM, not SIGRTMIN+3: the cluster drops lifecycle.stopSignal (its feature gate ContainerStopSignals is off)"
+	}
+	return true, ""
+}
+
+func hasSystemd(g *spec.Group) bool {
+	for _, n := range g.Nodes {
+		if n.Init == spec.InitSystemd {
+			return true
+		}
+	}
+	return false
+}
+
+// keepsStopSignal reports whether a live Deployment has a container with a stop signal: the
+// server kept it, so it supports them.
+func keepsStopSignal(live map[kube.Key]*unstructured.Unstructured) bool {
+	for k, d := range live {
+		if k.Kind != "Deployment" {
+			continue
+		}
+		cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+		for _, c := range cs {
+			if m, ok := c.(map[string]any); ok {
+				if s, _, _ := unstructured.NestedString(m, "lifecycle", "stopSignal"); s != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
