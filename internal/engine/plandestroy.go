@@ -13,24 +13,15 @@ import (
 	"slipway.dev/slipway/internal/render"
 )
 
-// PlanDestroy is `plan -destroy` (SPEC §2): what Destroy would remove, as a plan of deletions,
-// claims marked destructive. It reads the cluster and the state and changes nothing.
+// PlanDestroy is `plan -destroy` (SPEC §2): what Destroy would remove (its Scope), as a plan
+// of deletions, claims marked destructive. It reads the cluster and the state and changes
+// nothing.
 func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) {
-	if _, err := e.o.Kube.Ping(ctx); err != nil {
-		return nil, err
-	}
-	if err := e.checkOwner(ctx, t.Group.Name, t.Namespace); err != nil {
+	scope, err := e.Scope(ctx, t)
+	if err != nil {
 		return nil, err
 	}
 	doc, err := readState(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -38,17 +29,31 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	if doc != nil {
 		p.StateSerial, p.StateLineage = doc.Serial, doc.Lineage
 	}
-	p.Nodes = destroyChanges(live, ns, t.Group.Name)
-	if t.Store != nil && doc != nil {
+	if !scope.Empty() {
+		// Scope names the objects only where the namespace stays; the plan shows them always.
+		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+		if err != nil {
+			return nil, err
+		}
+		ns := ""
+		if scope.OwnNamespace {
+			ns = t.Namespace
+		}
+		p.Nodes = destroyChanges(live, ns)
+	}
+	switch {
+	case scope.StateLocation != "":
+		p.Notes = append(p.Notes, "the state of the group ("+scope.StateLocation+") is in the namespace and goes with it; the images stay in the registry")
+	case doc != nil:
 		p.Notes = append(p.Notes, "destroy deletes the group's state too; the images stay in the registry")
 	}
 	return p, nil
 }
 
 // destroyChanges lists per node (the group's own objects under "") the objects destroy
-// deletes: the namespace with everything in it when the group owns it, and every object
-// of the group. A claim deleted loses the node's /var/lib.
-func destroyChanges(live map[kube.Key]*unstructured.Unstructured, ns *unstructured.Unstructured, group string) []plan.NodePlan {
+// deletes: every object of the group, and the namespace ns with everything in it when it
+// goes ("" when it stays). A claim deleted loses the node's /var/lib.
+func destroyChanges(live map[kube.Key]*unstructured.Unstructured, ns string) []plan.NodePlan {
 	byNode := map[string][]plan.Change{}
 	for k, u := range live {
 		c := plan.Change{Key: plan.Key(k), Action: plan.Delete, ResourceVersion: u.GetResourceVersion()}
@@ -59,9 +64,9 @@ func destroyChanges(live map[kube.Key]*unstructured.Unstructured, ns *unstructur
 		node := u.GetLabels()[render.LabelNode]
 		byNode[node] = append(byNode[node], c)
 	}
-	if ownsNamespace(ns, group) {
+	if ns != "" {
 		byNode[""] = append(byNode[""], plan.Change{
-			Key: plan.Key{Kind: "Namespace", Name: ns.GetName()}, Action: plan.Delete, ResourceVersion: ns.GetResourceVersion(),
+			Key: plan.Key{Kind: "Namespace", Name: ns}, Action: plan.Delete,
 			Reason: "with everything in it, objects slipway did not make included",
 		})
 	}
