@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
 )
 
 // envOf resolves the variable name of the pod's first container as the kubelet does: a value,
@@ -215,8 +218,8 @@ func TestPlanDestroy(t *testing.T) {
 	if d := cmp.Diff(want, v.lines()); d != "" || !v.Destroy || !v.Changes {
 		t.Errorf("plan -destroy -o json: destroy %t, changes %t, changes (-want +got):\n%s", v.Destroy, v.Changes, d)
 	}
-	if n, paths := c.Writes(); n != 0 {
-		t.Fatalf("plan -destroy made %d write requests: %v", n, paths)
+	if w := c.Writes(); len(w) != 0 {
+		t.Fatalf("plan -destroy made %d write requests: %v", len(w), w)
 	}
 	if !g.NamespaceExists() || g.State().State == nil {
 		t.Fatal("plan -destroy removed the namespace or the state")
@@ -315,4 +318,70 @@ func TestStopSignalUnsupported(t *testing.T) {
 	if r := g.MustRun(0, "plan", "--detailed-exitcode"); !strings.Contains(r.Stdout, "No changes.") {
 		t.Errorf("plan after apply: want No changes., got %s", r)
 	}
+}
+
+// manyNodes is a group of n init: none nodes (node-0 …), and, with systemd, one more node
+// that runs systemd.
+func manyNodes(n int, systemd bool) (tmpl string, nodes []string) {
+	var b strings.Builder
+	b.WriteString("group: {{GROUP}}\ndefaults:\n  state: {size: 1Gi}\n  init: none\nnodes:\n")
+	for i := range n {
+		name := fmt.Sprintf("node-%d", i)
+		nodes = append(nodes, name)
+		fmt.Fprintf(&b, "  %s:\n    image: {rootfs: nodes/%s/rootfs}\n", name, name)
+	}
+	if systemd {
+		nodes = append(nodes, "sd")
+		b.WriteString("  sd:\n    image: {rootfs: nodes/sd/rootfs}\n    init: systemd\n")
+	}
+	return b.String(), nodes
+}
+
+// A plan with nothing to change costs no dry run, however many nodes: its requests do not grow
+// with the group. Only a group with an init: systemd node costs one dry run, once per run: the
+// question whether the cluster keeps a stop signal.
+func TestNoopPlanCostsNoDryRun(t *testing.T) {
+	t.Parallel()
+	totals := map[string]int{}
+	for _, tc := range []struct {
+		name    string
+		nodes   int
+		systemd bool
+		dryRuns int
+	}{
+		{"2 nodes", 2, false, 0},
+		{"12 nodes", 12, false, 0},
+		{"12 nodes and a systemd one", 12, true, 1},
+	} {
+		tmpl, nodes := manyNodes(tc.nodes, tc.systemd)
+		g := NewGroup(t, "noopcost", tmpl, nodes...)
+		g.MustRun(0, "apply", "--yes")
+		c := g.CountRequests()
+		if r := g.MustRun(0, "plan", "--detailed-exitcode"); !strings.Contains(r.Stdout, "No changes.") {
+			t.Fatalf("%s: plan after apply: want No changes., got %s", tc.name, r)
+		}
+		reqs := c.Requests()
+		dry := dryRuns(reqs)
+		if w := stored(c.Writes()); len(w) != 0 {
+			t.Errorf("%s: no-op plan made %d writes: %v", tc.name, len(w), w)
+		}
+		if len(dry) != tc.dryRuns {
+			t.Errorf("%s: no-op plan made %d dry runs, want %d: %v", tc.name, len(dry), tc.dryRuns, dry)
+		}
+		totals[tc.name] = len(reqs) - len(dry)
+		t.Logf("%s: no-op plan: %d requests to the API server, %d of them dry runs: %v", tc.name, len(reqs), len(dry), devtest.ByVerb(reqs))
+	}
+	if totals["2 nodes"] != totals["12 nodes"] || totals["12 nodes"] != totals["12 nodes and a systemd one"] {
+		t.Errorf("no-op plan requests (dry runs aside) grow with the group: %v", totals)
+	}
+}
+
+// dryRuns are the server-side dry runs among reqs.
+func dryRuns(reqs []devtest.Request) []devtest.Request {
+	return slices.DeleteFunc(slices.Clone(reqs), func(r devtest.Request) bool { return !r.DryRun })
+}
+
+// stored drops the dry runs from reqs: what is left may have stored something.
+func stored(reqs []devtest.Request) []devtest.Request {
+	return slices.DeleteFunc(slices.Clone(reqs), func(r devtest.Request) bool { return r.DryRun })
 }
