@@ -305,7 +305,7 @@ func TestStopSignalUnsupported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(saved), "stopSignal") {
+	if strings.Contains(string(saved), `"stopSignal":`) {
 		t.Errorf("the planned objects have a stop signal the cluster would drop")
 	}
 	if !strings.Contains(string(saved), "systemctl") {
