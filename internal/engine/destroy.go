@@ -60,6 +60,11 @@ func (e *Engine) Scope(ctx context.Context, t Target) (*DestroyScope, error) {
 	if err := e.checkOwner(ctx, t.Group.Name, t.Namespace); err != nil {
 		return nil, err
 	}
+	// Read, not used: a location holding another group's state is refused here, before
+	// destroy deletes that state.
+	if _, err := readState(ctx, t); err != nil {
+		return nil, err
+	}
 	s := &DestroyScope{Group: t.Group.Name, Namespace: t.Namespace}
 	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
 	if err != nil || ns == nil {
