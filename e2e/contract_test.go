@@ -16,7 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"slipway.dev/slipway/internal/devcluster"
 	"slipway.dev/slipway/internal/devcluster/devtest"
+	"slipway.dev/slipway/internal/kube"
 )
 
 // envOf resolves the variable name of the pod's first container as the kubelet does: a value,
@@ -384,4 +386,51 @@ func dryRuns(reqs []devtest.Request) []devtest.Request {
 // stored drops the dry runs from reqs: what is left may have stored something.
 func stored(reqs []devtest.Request) []devtest.Request {
 	return slices.DeleteFunc(slices.Clone(reqs), func(r devtest.Request) bool { return r.DryRun })
+}
+
+// Where the cluster keeps a container's stop signal (a second dev cluster, started with the
+// feature gate ContainerStopSignals on), plan and apply give every init: systemd pod
+// SIGRTMIN+3, with the pod's OS that the API requires for it, and say nothing about it; the
+// init: none node keeps the runtime's default; the next plan has no changes.
+func TestStopSignalSupported(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "stopsigon", helloGroup, "web", "db")
+	env, _, err := devcluster.Up(context.Background(), devcluster.Options{
+		Dir: filepath.Join(t.TempDir(), "dev"), FeatureGates: []string{"ContainerStopSignals=true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := devcluster.Down(env.Dir); err != nil {
+			t.Errorf("dev down %s: %v", env.Dir, err)
+		}
+	})
+	if g.Kube, err = kube.New(env.Kubeconfig, ""); err != nil {
+		t.Fatal(err)
+	}
+	g.Env, g.Kubeconfig = env, env.Kubeconfig
+	r := g.MustRun(0, "apply", "--yes")
+	if strings.Contains(r.Stdout+r.Stderr, "ContainerStopSignals") {
+		t.Errorf("apply noted missing stop signals on a cluster that has them: %s", r)
+	}
+	for _, tc := range []struct {
+		deployment string
+		want       string
+	}{{"web", "SIGRTMIN+3"}, {"web-worker", "SIGRTMIN+3"}, {"db", ""}} {
+		d, err := g.Kube.Clientset.AppsV1().Deployments(g.Name).Get(context.Background(), tc.deployment, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := d.Spec.Template.Spec
+		got := ""
+		if l := ps.Containers[0].Lifecycle; l != nil && l.StopSignal != nil {
+			got = string(*l.StopSignal)
+		}
+		if got != tc.want || (got != "" && (ps.OS == nil || ps.OS.Name != corev1.Linux)) {
+			t.Errorf("Deployment %s: stop signal %q, os %v; want %q", tc.deployment, got, ps.OS, tc.want)
+		}
+	}
+	if r := g.MustRun(0, "plan", "--detailed-exitcode"); !strings.Contains(r.Stdout, "No changes.") || strings.Contains(r.Stdout, "Note:") {
+		t.Errorf("plan after apply: want No changes. and no note, got %s", r)
+	}
 }

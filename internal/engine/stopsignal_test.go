@@ -12,9 +12,9 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// The decision of SPEC §5's stop signal, with the cluster's answer injected: the dev cluster's
-// API server has the feature gate off, so the supported path is tested here (and the
-// unsupported one against the cluster in e2e/contract_test.go).
+// The decision of SPEC §5's stop signal, with the cluster's answer injected: every branch, and
+// that a run asks once. e2e/contract_test.go runs both paths against real API servers (the dev
+// cluster, gate off; a second one started with ContainerStopSignals=true).
 func TestStopSignal(t *testing.T) {
 	systemd := &spec.Group{Name: "g", Nodes: []*spec.Node{{Name: "web", Init: spec.InitSystemd}, {Name: "db", Init: spec.InitNone}}}
 	plain := &spec.Group{Name: "g", Nodes: []*spec.Node{{Name: "db", Init: spec.InitNone}}}
