@@ -158,7 +158,7 @@ func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	p := &pushPrinter{w: stderr, json: g.Output == "json", last: map[string]time.Time{}}
+	p := &pushPrinter{w: stderr, json: g.Output == "json"}
 	results, err := image.PushAll(ctx, image.NewBuilder(opts), pub, imageJobs(grp, opts.Registry, ns), g.Parallelism, p.event)
 	if err != nil {
 		return err
@@ -184,24 +184,17 @@ func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error
 	return nil
 }
 
-// pushPrinter writes push events on stderr as timestamped lines (or JSON lines with -o json),
-// at most one progress line per image and second.
+// pushPrinter writes push events on stderr as timestamped lines (or JSON lines with -o json);
+// the publisher has thinned the progress already (image.ProgressEvery).
 type pushPrinter struct {
 	mu   sync.Mutex
 	w    io.Writer
 	json bool
-	last map[string]time.Time
 }
 
 func (p *pushPrinter) event(e event.Image) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.Kind == event.ImageProgress && e.Done != e.Total {
-		if time.Since(p.last[e.Name]) < time.Second {
-			return
-		}
-		p.last[e.Name] = time.Now()
-	}
 	if p.json {
 		_ = json.NewEncoder(p.w).Encode(e)
 		return

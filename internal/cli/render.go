@@ -71,7 +71,7 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 	builder := image.NewBuilder(opts)
 	var images map[string]string
 	if o.push {
-		p := &pushPrinter{w: stderr, json: g.Output == "json", last: map[string]time.Time{}}
+		p := &pushPrinter{w: stderr, json: g.Output == "json"}
 		results, err := image.PushAll(ctx, builder, pub, jobs, g.Parallelism, p.event)
 		if err != nil {
 			return err

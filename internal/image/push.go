@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -32,9 +31,6 @@ type Result struct {
 	// Pushed is false when the registry had the tag already and nothing was uploaded.
 	Pushed bool
 }
-
-// progressInterval bounds the rate of progress events per image: uploads report every read.
-const progressInterval = 200 * time.Millisecond
 
 // BuildTagged builds the image of job and returns it with its content-tag reference
 // `<repository>:<tag>` and the build's warnings (files skipped). Errors name the image.
@@ -77,24 +73,9 @@ func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(event.
 		emit(event.Image{Name: job.Name, Kind: event.ImageExists, Ref: ref, Digest: d.String()})
 		return Result{Name: job.Name, Tag: ref, Digest: d}, nil
 	}
-	var mu sync.Mutex
-	var last time.Time
-	var lastDone int64 = -1
-	progress := func(done, total int64) {
-		mu.Lock()
-		now := time.Now()
-		// The uploader reports every read and repeats the total as blobs are counted in;
-		// a printer wants a change, at a bounded rate, and always the last one.
-		send := total > 0 && done != lastDone && (done == total || now.Sub(last) >= progressInterval)
-		if send {
-			last, lastDone = now, done
-		}
-		mu.Unlock()
-		if send {
-			emit(event.Image{Name: job.Name, Kind: event.ImageProgress, Ref: ref, Done: done, Total: total})
-		}
-	}
-	d, err := p.Publish(ctx, ref, img, progress)
+	d, err := p.Publish(ctx, ref, img, func(done, total int64) {
+		emit(event.Image{Name: job.Name, Kind: event.ImageProgress, Ref: ref, Done: done, Total: total})
+	})
 	if err != nil {
 		return Result{}, err
 	}

@@ -142,8 +142,8 @@ type registryPublisher struct{ rc *registryClient }
 
 var _ Publisher = (*registryPublisher)(nil)
 
-// NewPublisher returns a Publisher for opts. It fails when no registry is set (naming
-// K8S_REGISTRY) or the auth file cannot be read.
+// NewPublisher returns a Publisher for opts, its upload progress thinned to ProgressEvery. It
+// fails when no registry is set (naming K8S_REGISTRY) or the auth file cannot be read.
 func NewPublisher(opts Options) (Publisher, error) {
 	if opts.Registry == "" {
 		return nil, ErrNoRegistry
@@ -152,7 +152,7 @@ func NewPublisher(opts Options) (Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &registryPublisher{rc: rc}, nil
+	return Throttle(&registryPublisher{rc: rc}, ProgressEvery), nil
 }
 
 // Lookup HEADs ref; a 404 is "not there", anything else that fails is an error.

@@ -41,25 +41,17 @@ func (p *jsonPrinter) Event(e event.Event) {
 }
 func (p *jsonPrinter) Close() {}
 
-// NewPlain prints one timestamped line per event; upload progress is thinned to a line per
-// image every few seconds.
-func NewPlain(w io.Writer) Printer { return &plainPrinter{w: w, lastProgress: map[string]time.Time{}} }
+// NewPlain prints one timestamped line per event (the image publisher thins upload progress).
+func NewPlain(w io.Writer) Printer { return &plainPrinter{w: w} }
 
 type plainPrinter struct {
-	mu           sync.Mutex
-	w            io.Writer
-	lastProgress map[string]time.Time
+	mu sync.Mutex
+	w  io.Writer
 }
 
 func (p *plainPrinter) Event(e event.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.Image != nil && e.Message == "" {
-		if time.Since(p.lastProgress[e.Image.Name]) < 3*time.Second && e.Image.Done != e.Image.Total {
-			return
-		}
-		p.lastProgress[e.Image.Name] = time.Now()
-	}
 	fmt.Fprintln(p.w, plainLine(e))
 }
 func (p *plainPrinter) Close() {}
