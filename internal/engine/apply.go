@@ -38,37 +38,6 @@ type StalePlanError struct{ Msg string }
 
 func (e *StalePlanError) Error() string { return e.Msg }
 
-// recorder keeps the state document of a run and writes it after every step that changed
-// the cluster, so a run killed at any point leaves a state the next run converges from.
-type recorder struct {
-	mu    sync.Mutex
-	store state.Store
-	doc   *state.Document
-}
-
-func (r *recorder) update(ctx context.Context, f func(d *state.Document)) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f(r.doc)
-	if r.store == nil {
-		return nil
-	}
-	// The write must land even when the run is being interrupted: that is the point of it.
-	return r.store.Write(context.WithoutCancel(ctx), r.doc)
-}
-
-func (r *recorder) node(name string) *state.NodeState {
-	ns := r.doc.Nodes[name]
-	if ns == nil {
-		ns = &state.NodeState{}
-		if r.doc.Nodes == nil {
-			r.doc.Nodes = map[string]*state.NodeState{}
-		}
-		r.doc.Nodes[name] = ns
-	}
-	return ns
-}
-
 // checkSerial refuses a plan made against another serial of the state.
 func checkSerial(p *plan.Plan, serial int64) error {
 	if serial != p.StateSerial {
@@ -142,7 +111,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := p.Blocked(); err != nil {
 		return err
 	}
-	rec := &recorder{store: t.Store, doc: doc}
+	rec := newRecorder(t.Store, doc)
 
 	desiredNodes := map[string]bool{}
 	for _, n := range t.Group.Nodes {
@@ -166,7 +135,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 		if stateChanged {
 			// The cluster is right; only the state lags (a first run that was killed after
 			// its last apply, say): record it without touching the cluster.
-			if err := rec.update(ctx, func(d *state.Document) { e.recordAll(d, p, t) }); err != nil {
+			if err := rec.update(ctx, "of a cluster that needs no change", func(d *state.Document) { e.recordAll(d, p, t) }); err != nil {
 				return err
 			}
 		}
@@ -267,7 +236,12 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 			fmu.Unlock()
 			return
 		}
-		_ = rec.update(ctx, func(d *state.Document) { delete(d.Nodes, np.Node) })
+		if err := rec.removed(ctx, np.Node); err != nil {
+			fmu.Lock()
+			failed[np.Node] = err
+			fmu.Unlock()
+			return
+		}
 		e.emit(event.Event{Node: np.Node, Phase: event.PhaseDone, Message: "removed"})
 	})
 	if err := ctx.Err(); err != nil && len(failed) == 0 {
@@ -447,8 +421,8 @@ func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
 func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *recorder, w *kube.Watch, byKey map[plan.Key]*unstructured.Unstructured, name string) error {
 	n := t.Group.Node(name)
 	np := p.Node(name)
-	record := func() error {
-		return rec.update(ctx, func(d *state.Document) {
+	record := func(step string) error {
+		return rec.update(ctx, step+" of node "+name, func(d *state.Document) {
 			ns := rec.node(name)
 			prevImage := ns.Image
 			e.recordNode(ns, p, n)
@@ -461,7 +435,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 	}
 	if np == nil || len(np.Changes) == 0 {
 		e.emit(event.Event{Node: name, Phase: event.PhaseUnchanged, Ready: 1, Desired: 1})
-		return record()
+		return record("for the unchanged objects")
 	}
 	mainKey := plan.Key{Kind: "Deployment", Namespace: p.Namespace, Name: name}
 	roleKeys := map[string]plan.Key{}
@@ -480,7 +454,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 			return err
 		}
 	}
-	if err := record(); err != nil {
+	if err := record("after the policies, account, claim and services"); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -577,7 +551,7 @@ func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *rec
 			return err
 		}
 	}
-	if err := record(); err != nil {
+	if err := record("after the roles and removals"); err != nil {
 		return err
 	}
 	e.emit(event.Event{Node: name, Phase: event.PhaseDone, Ready: 1, Desired: 1})
@@ -642,79 +616,6 @@ func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, minGen int
 			return status.Result{Phase: status.Failed, Reason: "Interrupted", Message: k.String() + ": interrupted while waiting for the rollout"}
 		}
 	}
-}
-
-// rollout applies the node's Deployment and follows it; on failure it sets the Deployment
-// back to the last pod template that became ready and fails with the reason (SPEC §6 step 6).
-func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *kube.Watch, n *spec.Node, c *plan.Change, obj *unstructured.Unstructured) error {
-	k := c.Key
-	// The template to go back to: the live one, if it was running ready when we started; else
-	// the last one that became ready, still in its ReplicaSet (an earlier apply was killed
-	// during a rollout that never became ready).
-	rec.mu.Lock()
-	readyHash := rec.node(n.Name).ReadyTemplate
-	rec.mu.Unlock()
-	prev := rollbackTarget(w, k, readyHash)
-	limit := e.rolloutLimit(n)
-	newImage := containerImage(obj, render.ContainerNode)
-	e.emit(event.Event{Node: n.Name, Phase: event.PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, limit), Desired: 1})
-	since := time.Now()
-	gen, err := e.applyObject(ctx, *c, obj)
-	if err != nil {
-		return err
-	}
-	res := e.wait(ctx, w, k, gen, since, limit, n.Name, status.Rollout)
-	if res.Phase == status.Ready {
-		hash := templateHash(w, k)
-		return rec.update(ctx, func(d *state.Document) {
-			ns := rec.node(n.Name)
-			ns.PreviousReady = newImage
-			ns.ReadyTemplate = hash
-			ns.LastRollout = &event.Rollout{Result: event.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(newImage)}
-		})
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("deployment %s: rollout interrupted; the next apply follows it again", k.Name)
-	}
-	report := e.failureReport(ctx, w, k, res)
-	// The reason word (CrashLoopBackOff, ErrImagePull, NotReady, …) leads: it is what an
-	// operator scans for and what `status` shows.
-	why := res.Message
-	if res.Reason != "" {
-		why = res.Reason + ": " + res.Message
-	}
-	if prev == nil {
-		_ = rec.update(ctx, func(d *state.Document) {
-			rec.node(n.Name).LastRollout = &event.Rollout{Result: event.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(newImage)}
-		})
-		return fmt.Errorf("deployment %s: rollout failed: %s; nothing to roll back to (no earlier template became ready)%s", k.Name, why, report)
-	}
-	oldImage := firstImage(prev.Spec.Template.Spec.Containers)
-	e.emit(event.Event{Node: n.Name, Phase: event.PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s", k.Name, res.Reason, digestOf(oldImage))})
-	back := rollbackObject(prev)
-	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), back, kube.ApplyOptions{Force: true})
-	if err != nil {
-		return fmt.Errorf("deployment %s: rollout failed (%s) and the rollback failed too: %w%s", k.Name, why, err, report)
-	}
-	// The way back has its own time budget, not what is left of the first.
-	back2 := e.wait(context.WithoutCancel(ctx), w, k, out.GetGeneration(), time.Now(), limit, n.Name, status.Rollout)
-	msg := why
-	hash := ""
-	if back2.Phase == status.Ready {
-		hash = templateHash(w, k)
-	}
-	_ = rec.update(ctx, func(d *state.Document) {
-		ns := rec.node(n.Name)
-		ns.PreviousReady = oldImage
-		if hash != "" {
-			ns.ReadyTemplate = hash
-		}
-		ns.LastRollout = &event.Rollout{Result: event.RolloutRolledBack, Time: time.Now().UTC(), Message: msg, Digest: digestOf(oldImage)}
-	})
-	if back2.Phase != status.Ready {
-		return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s, but that did not become ready either: %s%s", k.Name, why, digestOf(oldImage), back2.Message, report)
-	}
-	return fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s", k.Name, why, digestOf(oldImage), report)
 }
 
 // failureReport is the recent events of the pod, its ReplicaSet and its Deployment, each under

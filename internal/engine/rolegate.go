@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,7 +27,7 @@ func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w *kube.W
 	}
 	if res.Phase == status.Ready {
 		hash := templateHash(w, k)
-		return rec.update(ctx, func(d *state.Document) {
+		return rec.update(ctx, "after waiting for deployment "+k.Name, func(d *state.Document) {
 			ns := rec.node(n.Name)
 			if hash != "" {
 				ns.ReadyTemplate = hash
@@ -45,8 +46,6 @@ func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w *kube.W
 		why = res.Reason + ": " + res.Message
 	}
 	report := e.failureReport(ctx, w, k, res)
-	_ = rec.update(ctx, func(d *state.Document) {
-		rec.node(n.Name).LastRollout = &event.Rollout{Result: event.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(img)}
-	})
-	return fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
+	err := fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
+	return errors.Join(err, rec.failed(ctx, n.Name, k.Name, img, why))
 }

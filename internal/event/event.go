@@ -62,6 +62,12 @@ const (
 	RolloutReady      = "ready"
 	RolloutRolledBack = "rolled-back"
 	RolloutFailed     = "failed"
+	// RolloutInProgress is written before a Deployment's pod template changes (or before a
+	// resume scales a template up that never ran): until the rollout ends, ready or set back,
+	// the state says that one is in flight, so a run interrupted at any point leaves a state
+	// whose next apply follows that rollout again. An apply while the group is suspended
+	// leaves it in place: the template has not run, resume rolls it out.
+	RolloutInProgress = "in-progress"
 )
 
 // Rollout is the outcome of a node's last rollout, as the state records it.

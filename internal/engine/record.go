@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/state"
+)
+
+// StateWriteError is a state write that failed. The state written after every step is what
+// makes a killed run recoverable, so a failed write fails the run: Step says which (a write
+// after a cluster step comes once that step finished; one before it stops the step).
+type StateWriteError struct {
+	Step    string // e.g. "after the rollback of deployment web"
+	Backend string // the state's location, without credentials
+	Err     error
+}
+
+func (e *StateWriteError) Error() string {
+	return fmt.Sprintf("state %s: write %s failed: %v", e.Backend, e.Step, e.Err)
+}
+
+func (e *StateWriteError) Unwrap() error { return e.Err }
+
+// recorder keeps the state document of a run and writes it after every step that changed
+// the cluster, so a run killed at any point leaves a state the next run converges from.
+type recorder struct {
+	mu    sync.Mutex
+	store state.Store
+	doc   *state.Document
+}
+
+func newRecorder(store state.Store, doc *state.Document) *recorder {
+	return &recorder{store: store, doc: doc}
+}
+
+// backend names the store in errors.
+func (r *recorder) backend() string {
+	if l, ok := r.store.(interface{ Location() string }); ok {
+		return l.Location()
+	}
+	return fmt.Sprintf("%T", r.store)
+}
+
+// update changes the document with f and writes it; step names the write in its error.
+func (r *recorder) update(ctx context.Context, step string, f func(d *state.Document)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r.doc)
+	if r.store == nil {
+		return nil
+	}
+	// The write must land even when the run is being interrupted: that is the point of it.
+	if err := r.store.Write(context.WithoutCancel(ctx), r.doc); err != nil {
+		return &StateWriteError{Step: step, Backend: r.backend(), Err: err}
+	}
+	return nil
+}
+
+func (r *recorder) node(name string) *state.NodeState {
+	ns := r.doc.Nodes[name]
+	if ns == nil {
+		ns = &state.NodeState{}
+		if r.doc.Nodes == nil {
+			r.doc.Nodes = map[string]*state.NodeState{}
+		}
+		r.doc.Nodes[name] = ns
+	}
+	return ns
+}
+
+// readyTemplate is the node's last pod-template-hash that became ready.
+func (r *recorder) readyTemplate(node string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ns := r.doc.Nodes[node]; ns != nil {
+		return ns.ReadyTemplate
+	}
+	return ""
+}
+
+// pending reports whether the state says node's last rollout has not become ready: in
+// flight, or failed with nothing to go back to.
+func (r *recorder) pending(node string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ns := r.doc.Nodes[node]
+	return inFlight(ns) || ns != nil && ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed
+}
+
+// inFlight records, before deployment's pod template changes or is scaled up, that a rollout
+// of image is in flight: a run stopped before it ends leaves this in the state, and the next
+// apply follows the rollout again (waits, rolls back) instead of calling it done.
+func (r *recorder) inFlight(ctx context.Context, node, deployment, image, msg string) error {
+	return r.update(ctx, "before the rollout of deployment "+deployment, func(d *state.Document) {
+		r.node(node).LastRollout = &event.Rollout{Result: event.RolloutInProgress, Time: time.Now().UTC(), Message: msg, Digest: digestOf(image)}
+	})
+}
+
+// ready records that image, with pod-template-hash hash, became ready.
+func (r *recorder) ready(ctx context.Context, node, deployment, image, hash string) error {
+	return r.update(ctx, "after the rollout of deployment "+deployment, func(d *state.Document) {
+		ns := r.node(node)
+		ns.PreviousReady = image
+		if hash != "" {
+			ns.ReadyTemplate = hash
+		}
+		ns.LastRollout = &event.Rollout{Result: event.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(image)}
+	})
+}
+
+// failed records a rollout of image that failed with nothing set back.
+func (r *recorder) failed(ctx context.Context, node, deployment, image, why string) error {
+	return r.update(ctx, "after the failed rollout of deployment "+deployment, func(d *state.Document) {
+		r.node(node).LastRollout = &event.Rollout{Result: event.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(image)}
+	})
+}
+
+// rolledBack records a rollout set back to oldImage; hash is the template that runs again
+// when it became ready ("" otherwise).
+func (r *recorder) rolledBack(ctx context.Context, node, deployment, oldImage, hash, why string) error {
+	return r.update(ctx, "after the rollback of deployment "+deployment, func(d *state.Document) {
+		ns := r.node(node)
+		ns.PreviousReady = oldImage
+		if hash != "" {
+			ns.ReadyTemplate = hash
+		}
+		ns.LastRollout = &event.Rollout{Result: event.RolloutRolledBack, Time: time.Now().UTC(), Message: why, Digest: digestOf(oldImage)}
+	})
+}
+
+// removed records that node's objects are gone.
+func (r *recorder) removed(ctx context.Context, node string) error {
+	return r.update(ctx, "after removing node "+node, func(d *state.Document) { delete(d.Nodes, node) })
+}

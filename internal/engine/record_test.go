@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/status"
+)
+
+var errDiskFull = errors.New("disk full")
+
+// memStore is a state.Store in memory whose writes fail while fail is set.
+type memStore struct {
+	doc    *state.Document
+	fail   bool
+	writes int
+}
+
+func (m *memStore) Read(context.Context) (*state.Document, error) { return m.doc, nil }
+func (m *memStore) Delete(context.Context) error                  { m.doc = nil; return nil }
+func (m *memStore) Location() string                              { return "mem://test" }
+
+func (m *memStore) Write(_ context.Context, d *state.Document) error {
+	if m.fail {
+		return errDiskFull
+	}
+	m.writes++
+	d.Serial++
+	cp := *d
+	m.doc = &cp
+	return nil
+}
+
+// requireStateWriteError fails unless err holds a StateWriteError of step at mem://test
+// wrapping errDiskFull, and its message names both.
+func requireStateWriteError(t *testing.T, err error, step string) {
+	t.Helper()
+	var we *StateWriteError
+	if !errors.As(err, &we) || we.Step != step || we.Backend != "mem://test" || !errors.Is(err, errDiskFull) {
+		t.Fatalf("error %v: want a state write error of step %q at mem://test wrapping %v", err, step, errDiskFull)
+	}
+	if want := "state mem://test: write " + step + " failed: disk full"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q lacks %q", err, want)
+	}
+}
+
+// Issue 11 item 8: an apply whose state write fails fails, naming the step and the backend.
+func TestApplyStateWriteFails(t *testing.T) {
+	store := &memStore{fail: true}
+	e := New(Options{})
+	p := &plan.Plan{Group: "demo", Namespace: "demo", MachineIDs: map[string]string{"web": "id"}}
+	err := e.Apply(context.Background(), p, Target{Group: &spec.Group{Name: "demo", Nodes: []*spec.Node{{Name: "web"}}}, Namespace: "demo", Store: store})
+	requireStateWriteError(t, err, "of a cluster that needs no change")
+}
+
+// Every outcome of a rollout is recorded, and a failed write joins the rollout's own error
+// instead of being dropped (issue 11 item 8); an interrupted wait writes nothing, so the
+// in-flight marker stays for the next apply (item 1).
+func TestSettle(t *testing.T) {
+	prev := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "node", Image: "r/web@sha256:a"}}}}}}
+	notReady := status.Result{Phase: status.Failed, Reason: "NotReady", Message: "pod web-1: did not become ready within 5s"}
+	ready := status.Result{Phase: status.Ready}
+	for _, tc := range []struct {
+		name        string
+		res         status.Result
+		prev        *appsv1.Deployment
+		back        status.Result
+		backErr     error
+		interrupted bool
+		fail        bool
+		wantErr     []string // parts of the error, none: nil
+		wantStep    string   // the failed write's step
+		wantLast    *event.Rollout
+		wantHash    string
+	}{
+		{name: "ready", res: ready, wantLast: &event.Rollout{Result: event.RolloutReady, Digest: "sha256:b"}, wantHash: "new"},
+		{name: "ready, write fails", res: ready, fail: true, wantStep: "after the rollout of deployment web",
+			wantLast: &event.Rollout{Result: event.RolloutReady, Digest: "sha256:b"}, wantHash: "new"},
+		{name: "failed, nothing to go back to", res: notReady, wantErr: []string{"deployment web: rollout failed: NotReady: pod web-1", "nothing to roll back to (no earlier template became ready)"},
+			wantLast: &event.Rollout{Result: event.RolloutFailed, Digest: "sha256:b", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "old"},
+		{name: "failed, nothing to go back to, write fails", res: notReady, fail: true, wantStep: "after the failed rollout of deployment web",
+			wantErr:  []string{"nothing to roll back to"},
+			wantLast: &event.Rollout{Result: event.RolloutFailed, Digest: "sha256:b", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "old"},
+		{name: "rolled back", res: notReady, prev: prev, back: ready, wantErr: []string{"rollout failed: NotReady: pod web-1: did not become ready within 5s; rolled back to sha256:a"},
+			wantLast: &event.Rollout{Result: event.RolloutRolledBack, Digest: "sha256:a", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "back"},
+		{name: "rolled back, write fails", res: notReady, prev: prev, back: ready, fail: true, wantStep: "after the rollback of deployment web",
+			wantErr:  []string{"; rolled back to sha256:a"},
+			wantLast: &event.Rollout{Result: event.RolloutRolledBack, Digest: "sha256:a", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "back"},
+		{name: "rolled back, not ready either", res: notReady, prev: prev, back: notReady, wantErr: []string{"rolled back to sha256:a, but that did not become ready either"},
+			wantLast: &event.Rollout{Result: event.RolloutRolledBack, Digest: "sha256:a", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "old"},
+		{name: "rollback refused: still in flight", res: notReady, prev: prev, backErr: errors.New("forbidden"), wantErr: []string{"the rollback failed too: forbidden"},
+			wantLast: &event.Rollout{Result: event.RolloutInProgress, Digest: "sha256:b"}, wantHash: "old"},
+		{name: "interrupted: still in flight", res: status.Result{Phase: status.Failed, Reason: "Interrupted"}, prev: prev, interrupted: true,
+			wantErr:  []string{"deployment web: rollout interrupted; the next apply follows it again"},
+			wantLast: &event.Rollout{Result: event.RolloutInProgress, Digest: "sha256:b"}, wantHash: "old"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &memStore{}
+			rec := newRecorder(store, &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"web": {ReadyTemplate: "old"}}})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if err := rec.inFlight(ctx, "web", "web", "r/web@sha256:b", ""); err != nil {
+				t.Fatal(err)
+			}
+			store.fail = tc.fail
+			if tc.interrupted {
+				cancel()
+			}
+			rollbacks := 0
+			rollback := func(*appsv1.Deployment) (status.Result, string, error) {
+				rollbacks++
+				if tc.back.Phase == status.Ready {
+					return tc.back, "back", tc.backErr
+				}
+				return tc.back, "", tc.backErr
+			}
+			o := rolloutOutcome{node: "web", deployment: "web", image: "r/web@sha256:b", res: tc.res, prev: tc.prev}
+			if tc.res.Phase == status.Ready {
+				o.hash = "new"
+			}
+			err := New(Options{}).settle(ctx, rec, o, rollback, func() string { return "" })
+			for _, part := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), part) {
+					t.Errorf("error %v: want it to contain %q", err, part)
+				}
+			}
+			if tc.wantStep != "" {
+				requireStateWriteError(t, err, tc.wantStep)
+			} else if len(tc.wantErr) == 0 && err != nil {
+				t.Errorf("error %v, want none", err)
+			}
+			if wantBack := tc.prev != nil && !tc.interrupted; (rollbacks == 1) != wantBack {
+				t.Errorf("%d rollbacks, want one: %v", rollbacks, wantBack)
+			}
+			ns := rec.doc.Nodes["web"]
+			if d := cmp.Diff(tc.wantLast, ns.LastRollout, cmpopts.IgnoreFields(event.Rollout{}, "Time")); d != "" {
+				t.Errorf("last rollout (-want +got):\n%s", d)
+			}
+			if ns.ReadyTemplate != tc.wantHash {
+				t.Errorf("ready template %q, want %q", ns.ReadyTemplate, tc.wantHash)
+			}
+		})
+	}
+}
+
+// The removal of a node that left the group is recorded, and a failed write is an error that
+// names it (it was dropped: issue 11 item 8).
+func TestRecorderRemovedFails(t *testing.T) {
+	store := &memStore{fail: true}
+	rec := newRecorder(store, &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"db": {}}})
+	requireStateWriteError(t, rec.removed(context.Background(), "db"), "after removing node db")
+}
