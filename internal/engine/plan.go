@@ -152,6 +152,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		Foreign: foreign, ForeignNamespace: foreignNS,
 		Images: images, MachineIDs: ids,
 		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
+		Interrupted: map[string]string{},
 	}
 	if doc != nil {
 		in.StateSerial, in.StateLineage = doc.Serial, doc.Lineage
@@ -165,11 +166,19 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 			if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed {
 				in.Failed[name] = ns.LastRollout.Message
 			}
+			if inFlight(ns) {
+				in.Interrupted[name] = ns.LastRollout.Message
+			}
 		}
 	}
 	for _, n := range t.Group.Nodes {
 		if d := liveByKey[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
 			in.RunningImages[n.Name] = containerImage(d, render.ContainerNode)
+		}
+	}
+	if !suspended {
+		if in.NotReady, err = e.notReady(ctx, t, liveByKey); err != nil {
+			return nil, err
 		}
 	}
 	p := plan.Compute(in)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
@@ -37,25 +36,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	for _, d := range wl.Deployments {
 		deps[d.Name] = d
 	}
-	judge := func(d *appsv1.Deployment) status.Result {
-		if d == nil {
-			return status.Result{Phase: status.Absent}
-		}
-		var rss []*appsv1.ReplicaSet
-		for _, rs := range wl.ReplicaSets {
-			if rs.Labels[render.LabelName] == d.Name {
-				rss = append(rss, rs)
-			}
-		}
-		var pods []*corev1.Pod
-		for _, p := range wl.Pods {
-			if p.Labels[render.LabelName] == d.Name {
-				pods = append(pods, p)
-			}
-		}
-		// No Since: a status read never times a rollout out; it says where it stands.
-		return status.Rollout(status.Input{Deployment: d, ReplicaSets: rss, Pods: pods, Now: now})
-	}
+	judgeLive := func(d *appsv1.Deployment) status.Result { return judge(wl, d, now) }
 
 	// Every node the file, the state or the cluster knows: the file's in its order, then
 	// the others by name.
@@ -105,13 +86,18 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 			ns.Running = digestOf(ns.RunningImage)
 		}
 		ns.Drift = ns.Desired != "" && ns.Running != "" && ns.Desired != ns.Running
-		res := judge(d)
+		res := judgeLive(d)
 		ns.Phase, ns.Reason, ns.Message = res.Phase, res.Reason, res.Message
 		ns.Ready, ns.Replicas = res.Ready, res.Desired
 		if res.Phase == status.Ready {
 			ns.Message = ""
+			if res.Desired == 0 && ns.Suspended {
+				// Nothing runs: its template (perhaps one applied while suspended) is not
+				// ready, it is stopped.
+				ns.Phase = status.Suspended
+			}
 		}
-		ns.Roles = e.roleStatuses(name, n, st, wl.Deployments, judge)
+		ns.Roles = e.roleStatuses(name, n, st, wl.Deployments, judgeLive)
 		gs.Nodes = append(gs.Nodes, ns)
 	}
 	return gs, nil

@@ -223,7 +223,14 @@ type Input struct {
 	// Failed maps a node whose last rollout failed with nothing to roll back to (a first
 	// deploy) to the state's message: its Deployment is as desired but never became ready, so
 	// apply follows its rollout again (SPEC §6: a failed apply retried tries it again).
-	Failed     map[string]string
+	Failed map[string]string
+	// Interrupted maps a node whose state says a rollout is in flight (an apply or resume
+	// stopped while it waited, or a template applied while the group was suspended) to the
+	// state's message: apply follows that rollout again, or, while suspended, resume does.
+	Interrupted map[string]string
+	// NotReady maps a node whose live Deployment should run pods but does not have them all
+	// ready to how it stands: whatever the state says, apply waits for it (and rolls it back).
+	NotReady   map[string]string
 	MachineIDs map[string]string
 	// RunningImages maps a node to the image its live Deployment names.
 	RunningImages map[string]string
@@ -279,14 +286,24 @@ func Compute(in Input) *Plan {
 			}
 		}
 	}
-	for _, node := range sortedKeys(in.Failed) {
-		k := Key{Kind: "Deployment", Namespace: in.Namespace, Name: node}
-		live := in.Live[k]
-		if !wanted[k] || live == nil || hasChange(byNode[node], k) {
-			continue
+	// A node's Deployment that is as desired but did not become ready is followed again:
+	// apply waits for its rollout and rolls it back when it fails (SPEC §6).
+	follow := func(nodes map[string]string, reason func(msg string) string) {
+		for _, node := range sortedKeys(nodes) {
+			k := Key{Kind: "Deployment", Namespace: in.Namespace, Name: node}
+			live := in.Live[k]
+			if !wanted[k] || live == nil || hasChange(byNode[node], k) {
+				continue
+			}
+			add(node, Change{Key: k, Action: Update, ResourceVersion: live.GetResourceVersion(), Reason: reason(nodes[node])})
 		}
-		add(node, Change{Key: k, Action: Update, ResourceVersion: live.GetResourceVersion(),
-			Reason: "its last rollout failed (" + in.Failed[node] + "): apply tries it again"})
+	}
+	follow(in.Failed, func(msg string) string { return "its last rollout failed (" + msg + "): apply tries it again" })
+	if !in.Suspended {
+		follow(in.Interrupted, func(string) string { return InterruptedReason })
+		follow(in.NotReady, func(msg string) string {
+			return "it is not ready (" + msg + "): apply waits for it and rolls it back when it fails"
+		})
 	}
 	if c, ok := namespaceTerminating(in, wanted); ok {
 		add("", c)
@@ -336,10 +353,29 @@ func Compute(in Input) *Plan {
 		if msg, ok := in.RolledBack[node]; ok {
 			note = "the last rollout was rolled back (" + msg + "): apply tries it again"
 		}
+		if _, ok := in.Interrupted[node]; ok {
+			note = InterruptedReason
+		}
 		p.Drift = append(p.Drift, Drift{Node: node, Running: run, State: want, Note: note})
+	}
+	if in.Suspended {
+		// Nothing runs while suspended: resume is what rolls the template out.
+		for _, node := range sortedKeys(in.Interrupted) {
+			run := in.RunningImages[node]
+			if slices.ContainsFunc(p.Drift, func(d Drift) bool { return d.Node == node }) {
+				continue
+			}
+			p.Drift = append(p.Drift, Drift{Node: node, Running: run, State: run, Note: SuspendedPendingNote})
+		}
 	}
 	return p
 }
+
+// Notes of a rollout the state says is in flight.
+const (
+	InterruptedReason    = "a rollout was interrupted: apply follows it again (waits for it, and rolls it back when it fails)"
+	SuspendedPendingNote = "its template has not run ready yet: resume rolls it out, waits for it, and rolls it back when it fails"
+)
 
 func hasChange(np *NodePlan, k Key) bool {
 	if np == nil {

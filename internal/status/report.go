@@ -6,6 +6,10 @@ import "slipway.dev/slipway/internal/event"
 // never a rollout's result).
 const Absent Phase = "absent"
 
+// Suspended is the Phase of a node of a suspended group whose Deployment is at 0 replicas with
+// no pod left: nothing runs, its template (perhaps one applied while suspended) is not ready.
+const Suspended Phase = "suspended"
+
 // Group is what `slipway status` reports: per node what the state wants, what the
 // cluster runs, and how the last rollout ended.
 type Group struct {

@@ -27,6 +27,10 @@ func RolloutSummary(r *event.Rollout) string {
 		s = fmt.Sprintf("rolled back to %s at %s", r.Digest, at)
 	case event.RolloutFailed:
 		s = fmt.Sprintf("failed %s at %s, with nothing to roll back to", r.Digest, at)
+	case event.RolloutInProgress:
+		// Not ready: it has not run to the end (an apply or resume running or stopped, or a
+		// template applied while suspended).
+		s = fmt.Sprintf("in flight %s since %s, not ready yet; the next apply (resume, when suspended) follows it", r.Digest, at)
 	default:
 		s = fmt.Sprintf("%s %s at %s", r.Result, r.Digest, at)
 	}

@@ -101,6 +101,8 @@ func TestRolloutSummary(t *testing.T) {
 			"rolled back to " + digestA + " at 2026-01-02T03:04:05Z: NotReady: pod web-1"},
 		{"failed", &event.Rollout{Result: event.RolloutFailed, Time: at, Digest: digestB, Message: "ErrImagePull: pod web-1"},
 			"failed " + digestB + " at 2026-01-02T03:04:05Z, with nothing to roll back to: ErrImagePull: pod web-1"},
+		{"in flight", &event.Rollout{Result: event.RolloutInProgress, Time: at, Digest: digestB, Message: "applied while the group was suspended"},
+			"in flight " + digestB + " since 2026-01-02T03:04:05Z, not ready yet; the next apply (resume, when suspended) follows it: applied while the group was suspended"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if d := cmp.Diff(tc.want, RolloutSummary(tc.r)); d != "" {
