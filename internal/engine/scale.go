@@ -4,17 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
 
+// scaleTarget is one Deployment of the group and the replicas it goes to.
+type scaleTarget struct {
+	node     string
+	key      plan.Key
+	replicas int32
+}
+
+func (s scaleTarget) isRole() bool { return s.key.Name != s.node }
+
 // Scale sets every Deployment of the group to 0 (suspend) or back to its replicas (resume)
 // and waits until done (FR-022). Claims, state and images stay.
+//
+// Resume rolls each node out as an apply does: it waits for the node's pods, and when they
+// do not become ready (a template applied while suspended that never ran, say) it sets the
+// Deployment back to the last template that became ready and fails; the node's roles start
+// only next to a ready node.
 func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	if err := e.Preflight(ctx, t); err != nil {
 		return err
@@ -35,12 +52,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 		return err
 	}
 	defer w.Stop()
-	type target struct {
-		node     string
-		key      plan.Key
-		replicas int32
-	}
-	var targets []target
+	var targets []scaleTarget
 	for k, u := range live {
 		if k.Kind != "Deployment" {
 			continue
@@ -58,30 +70,39 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 				}
 			}
 		}
-		targets = append(targets, target{node: node, key: plan.Key(k), replicas: want})
+		targets = append(targets, scaleTarget{node: node, key: plan.Key(k), replicas: want})
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].key.Name < targets[j].key.Name })
-	// Resume starts each node before its roles, as a rollout does; suspend stops roles first.
-	sort.SliceStable(targets, func(i, j int) bool {
-		ri, rj := targets[i].key.Name != targets[i].node, targets[j].key.Name != targets[j].node
-		if suspend {
-			return ri && !rj
-		}
-		return !ri && rj
-	})
-	var errs []error
-	verb, done := "resume", "resumed"
+	rec := newRecorder(t.Store, doc)
 	if suspend {
-		verb, done = "suspend", "suspended"
+		err = e.suspend(ctx, rec, w, t, targets)
+	} else {
+		err = e.resume(ctx, rec, w, t, targets)
 	}
+	if err == nil {
+		verb := "resumed"
+		if suspend {
+			verb = "suspended"
+		}
+		e.emit(event.Event{Phase: event.PhaseDone, Message: verb})
+	}
+	return err
+}
+
+// suspend stops roles first, then the nodes, and waits for all. The state says suspended only
+// once every Deployment is at 0: a suspend stopped half-way leaves a group the next apply
+// brings back up, not one it takes for suspended.
+func (e *Engine) suspend(ctx context.Context, rec *recorder, w *kube.Watch, t Target, targets []scaleTarget) error {
+	sort.SliceStable(targets, func(i, j int) bool { return targets[i].isRole() && !targets[j].isRole() })
+	var errs []error
 	gens := make([]int64, len(targets))
 	for i, tg := range targets {
 		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("suspend interrupted: %w", err))
 			break
 		}
-		e.emit(event.Event{Node: tg.node, Phase: event.PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
-		gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas)
+		e.emit(event.Event{Node: tg.node, Phase: event.PhaseScale, Message: fmt.Sprintf("%s: 0 replicas", tg.key.Name)})
+		gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, 0)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -90,23 +111,126 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	}
 	// Wait for all at once: the scaling above does not wait per object.
 	for i, tg := range targets {
+		res := e.wait(ctx, w, tg.key, gens[i], time.Now(), e.rolloutLimit(t.Group.Node(tg.node)), tg.node, status.ScaledDown)
+		if res.Phase != status.Ready {
+			errs = append(errs, fmt.Errorf("deployment %s: suspend: %s", tg.key.Name, res.Message))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return rec.update(ctx, "after suspending the group", func(d *state.Document) {
+		for _, ns := range d.Nodes {
+			ns.Suspended = true
+		}
+	})
+}
+
+// resume marks the group resumed before it changes anything (a resume stopped half-way leaves
+// a group the next apply rolls out, not one it scales back down), then per node scales its
+// Deployment up, follows the rollout as apply does, and starts its roles next to a ready node.
+func (e *Engine) resume(ctx context.Context, rec *recorder, w *kube.Watch, t Target, targets []scaleTarget) error {
+	if err := rec.update(ctx, "before resuming the group", func(d *state.Document) {
+		for _, ns := range d.Nodes {
+			ns.Suspended = false
+		}
+	}); err != nil {
+		return err
+	}
+	byNode := map[string][]scaleTarget{}
+	var nodes []string
+	for _, tg := range targets {
+		if !slices.Contains(nodes, tg.node) {
+			nodes = append(nodes, tg.node)
+		}
+		byNode[tg.node] = append(byNode[tg.node], tg)
+	}
+	errs := make([]error, len(nodes))
+	idx := make([]int, len(nodes))
+	for i := range idx {
+		idx[i] = i
+	}
+	forEach(ctx, e.o.Parallelism, idx, func(i int) {
+		if err := e.resumeNode(ctx, rec, w, t, nodes[i], byNode[nodes[i]]); err != nil {
+			errs[i] = &NodeError{Node: nodes[i], Err: err}
+			e.emit(event.Event{Node: nodes[i], Phase: event.PhaseFailed, Message: err.Error()})
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// resumeNode scales node's own Deployment up and follows its rollout, then starts its roles
+// next to a ready node.
+func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w *kube.Watch, t Target, node string, targets []scaleTarget) error {
+	limit := e.rolloutLimit(t.Group.Node(node))
+	var roles []scaleTarget
+	for _, tg := range targets {
+		if tg.isRole() {
+			roles = append(roles, tg)
+			continue
+		}
+		if err := e.resumeRollout(ctx, rec, w, node, tg, limit); err != nil {
+			return err // its roles stay at 0, as after a failed rollout
+		}
+	}
+	for _, tg := range roles {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("resume interrupted before role deployment %s: %w", tg.key.Name, err)
+		}
+		e.emit(event.Event{Node: node, Phase: event.PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
+		since := time.Now()
+		gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas)
+		if err != nil {
+			return err
+		}
 		check := status.Rollout
 		if tg.replicas == 0 {
 			check = status.ScaledDown
 		}
-		res := e.wait(ctx, w, tg.key, gens[i], time.Now(), e.rolloutLimit(t.Group.Node(tg.node)), tg.node, check)
-		if res.Phase != status.Ready {
-			errs = append(errs, fmt.Errorf("deployment %s: %s: %s", tg.key.Name, verb, res.Message))
+		if res := e.wait(ctx, w, tg.key, gen, since, limit, node, check); res.Phase != status.Ready {
+			return fmt.Errorf("deployment %s: resume: %s", tg.key.Name, res.Message)
 		}
 	}
-	for _, ns := range doc.Nodes {
-		ns.Suspended = suspend
+	return nil
+}
+
+// resumeRollout scales a node's Deployment up and follows it as apply follows a rollout
+// (settle): ready is recorded, a failure is set back to the last template that became ready.
+func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w *kube.Watch, node string, tg scaleTarget, limit time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("resume interrupted before deployment %s: %w", tg.key.Name, err)
 	}
-	if err := t.Store.Write(context.WithoutCancel(ctx), doc); err != nil {
-		errs = append(errs, err)
+	e.emit(event.Event{Node: node, Phase: event.PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
+	since := time.Now()
+	gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas)
+	if err != nil {
+		return err
 	}
-	if len(errs) == 0 {
-		e.emit(event.Event{Phase: event.PhaseDone, Message: done})
+	res := e.wait(ctx, w, tg.key, gen, since, limit, node, status.Rollout)
+	o := rolloutOutcome{node: node, deployment: tg.key.Name, res: res}
+	if dep, _, _, _ := w.Deployment(tg.key.Namespace, tg.key.Name); dep != nil {
+		o.image = firstImage(dep.Spec.Template.Spec.Containers)
 	}
-	return errors.Join(errs...)
+	switch {
+	case res.Phase == status.Ready && !rec.pending(node):
+		// It ran ready before the suspend: its last rollout (a rollback, say) stays what
+		// the state tells.
+		hash := templateHash(w, tg.key)
+		return rec.update(ctx, "after resuming deployment "+tg.key.Name, func(*state.Document) {
+			if hash != "" {
+				rec.node(node).ReadyTemplate = hash
+			}
+		})
+	case res.Phase == status.Ready:
+		o.hash = templateHash(w, tg.key)
+	case ctx.Err() == nil:
+		// Only now: the target must carry the replicas resume just set.
+		readyHash := rec.readyTemplate(node)
+		if readyHash != "" && readyHash == templateHash(w, tg.key) {
+			o.noPrev = "it runs the last template that became ready"
+		} else {
+			o.prev = rollbackTarget(w, tg.key, readyHash)
+		}
+	}
+	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, tg.key, limit, node), func() string { return e.failureReport(ctx, w, tg.key, res) })
 }
