@@ -649,9 +649,10 @@ func TestRolloutTwoNodesOneFails(t *testing.T) {
 }
 
 // TestRolloutKilledRolesWaitForTheNode: an apply killed while its node's new pod was not ready
-// yet leaves the node's Deployment as desired and its roles stopped. The next apply has no
-// change to make to the node, but it must not start the roles next to a node that is not
-// ready (SPEC §6 step 7: roles start after a successful rollout).
+// yet leaves the node's Deployment as desired, its roles stopped and the rollout in flight in
+// the state. The next apply follows that rollout as an uninterrupted apply would: it rolls it
+// back when it fails, and never starts the roles next to a node that is not ready (SPEC §6
+// step 7: roles start after a successful rollout).
 func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
 	t.Parallel()
 	g := NewGroup(t, "ro-killed", rolloutFile("5m", ""), "web")
@@ -665,7 +666,7 @@ func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
 	g.killAndUnlock(cmd)
 
 	r := g.MustRun(1, "apply", "--yes", "--timeout", "10s")
-	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web is not ready \(NotReady: pod web-\S+: container node: did not become ready within 10s: .+\): its roles stay stopped; the next apply tries again$`)
+	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web: rollout failed: NotReady: pod web-\S+: container node: did not become ready within 10s: .+; rolled back to sha256:[0-9a-f]{64}$`)
 	if !wantErr.MatchString(r.Stderr) {
 		t.Errorf("apply after the kill: want the error %s:\n%s", wantErr, r)
 	}
@@ -676,9 +677,10 @@ func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
 	if diff := cmp.Diff(roleTemplate, role.Spec.Template); diff != "" {
 		t.Errorf("role worker: its template changed next to a node that is not ready (-before +after):\n%s", diff)
 	}
-	if st := g.roState().State.Nodes["web"]; st.LastRollout == nil || st.LastRollout.Result != "failed" || !strings.HasPrefix(st.LastRollout.Message, "NotReady: pod web-") {
-		t.Errorf("state: last rollout %+v, want failed with the reason", st.LastRollout)
+	if st := g.roState().State.Nodes["web"]; st.LastRollout == nil || st.LastRollout.Result != "rolled-back" || !strings.HasPrefix(st.LastRollout.Message, "NotReady: pod web-") {
+		t.Errorf("state: last rollout %+v, want rolled-back with the reason", st.LastRollout)
 	}
+	g.roRequireReady("web", 1)
 
 	// A good file again: the node rolls out and the roles start.
 	g.roWriteGroupFile(rolloutFile("5m", ""))
