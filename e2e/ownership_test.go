@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -283,6 +284,15 @@ func TestTerminatingNamespace(t *testing.T) {
 	})
 	if err := g.Kube.Clientset.CoreV1().Namespaces().Delete(ctx, g.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// Once the namespace controller removed the group's objects, plan would create them all,
+	// and the API server forbids every create in the namespace.
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(g.groupObjects(g.Name)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the group's objects are still there 2m after their namespace's deletion: %v", g.groupObjects(g.Name))
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	for _, args := range [][]string{{"plan"}, {"plan", "-o", "json"}} {
 		r := g.MustRun(0, args...)

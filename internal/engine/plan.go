@@ -142,9 +142,13 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	if l.ns != nil {
 		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
-	dry, immutable, err := e.dryRun(ctx, desired, liveByKey, foreign)
-	if err != nil {
-		return nil, err
+	dry, immutable := map[plan.Key]*unstructured.Unstructured{}, map[plan.Key]string{}
+	// A namespace being deleted forbids every create: the plan says it is being deleted
+	// (Compute) rather than fail on the first dry run, and apply refuses it.
+	if l.ns == nil || l.ns.GetDeletionTimestamp() == nil {
+		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, foreign); err != nil {
+			return nil, err
+		}
 	}
 	in := plan.Input{
 		Group: t.Group.Name, Namespace: t.Namespace, Suspended: suspended,
