@@ -147,43 +147,6 @@ func readTree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// destroyPlanView is the part of `plan -destroy -o json` these tests read.
-type destroyPlanView struct {
-	Destroy      bool `json:"destroy"`
-	Changes      bool `json:"changes"`
-	GroupChanges []struct {
-		Key         struct{ Kind, Name string } `json:"key"`
-		Action      string                      `json:"action"`
-		Destructive bool                        `json:"destructive"`
-	} `json:"groupChanges"`
-	Nodes []struct {
-		Node    string `json:"node"`
-		Changes []struct {
-			Key         struct{ Kind, Name string } `json:"key"`
-			Action      string                      `json:"action"`
-			Destructive bool                        `json:"destructive"`
-		} `json:"changes"`
-	} `json:"nodes"`
-}
-
-func (v destroyPlanView) lines() []string {
-	var out []string
-	for _, c := range v.GroupChanges {
-		out = append(out, "group: "+c.Action+" "+c.Key.Kind+"/"+c.Key.Name)
-	}
-	for _, n := range v.Nodes {
-		for _, c := range n.Changes {
-			l := n.Node + ": " + c.Action + " " + c.Key.Kind + "/" + c.Key.Name
-			if c.Destructive {
-				l += " destructive"
-			}
-			out = append(out, l)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // `plan -destroy` (SPEC §2, as OpenTofu's) previews what destroy removes, the claims marked
 // destructive, with --detailed-exitcode, in OpenTofu's single-dash spelling and in pflag's; it
 // writes nothing. After destroy there is nothing left to remove.
@@ -204,7 +167,10 @@ func TestPlanDestroy(t *testing.T) {
 		}
 	}
 	r := g.MustRun(0, "plan", "-destroy", "-o", "json")
-	var v destroyPlanView
+	var v struct {
+		PlanView
+		Destroy bool `json:"destroy"`
+	}
 	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
 		t.Fatalf("plan -destroy -o json: %v\n%s", err, r)
 	}
@@ -217,7 +183,7 @@ func TestPlanDestroy(t *testing.T) {
 		"web: delete PersistentVolumeClaim/web-state destructive", "web: delete Service/web", "web: delete Service/web-worker",
 		"web: delete Service/web-worker-metrics", "web: delete ServiceAccount/node-web",
 	}
-	if d := cmp.Diff(want, v.lines()); d != "" || !v.Destroy || !v.Changes {
+	if d := cmp.Diff(want, v.ChangeLines()); d != "" || !v.Destroy || !v.Changes {
 		t.Errorf("plan -destroy -o json: destroy %t, changes %t, changes (-want +got):\n%s", v.Destroy, v.Changes, d)
 	}
 	if w := c.Writes(); len(w) != 0 {
