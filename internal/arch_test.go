@@ -20,18 +20,19 @@ const module = "slipway.dev/slipway/internal/"
 // kube; the engine runs and never reaches cli or ui; cli wires. A package missing here fails,
 // so a new one is placed on purpose.
 var allowed = map[string][]string{
-	"event":              {},
-	"spec":               {},
-	"render":             {"spec"},
-	"plan":               {"spec"},
-	"status":             {"event"},
-	"ui":                 {"event", "plan", "spec", "status"},
-	"image":              {"event"},
-	"kube":               {},
-	"state":              {"event", "kube"},
-	"engine":             {"event", "image", "kube", "plan", "render", "spec", "state", "status"},
-	"devcluster":         {},
-	"devcluster/devtest": {"devcluster"},
+	"event":      {},
+	"spec":       {},
+	"render":     {"spec"},
+	"plan":       {"spec"},
+	"status":     {"event"},
+	"ui":         {"event", "plan", "spec", "status"},
+	"image":      {"event"},
+	"kube":       {},
+	"state":      {"event", "kube"},
+	"engine":     {"event", "image", "kube", "plan", "render", "spec", "state", "status"},
+	"devcluster": {},
+	// Test support: its counting proxy reaches the dev API server through kube's transport.
+	"devcluster/devtest": {"devcluster", "kube"},
 	"cli":                {"devcluster", "engine", "event", "image", "kube", "plan", "render", "spec", "state", "ui"},
 }
 

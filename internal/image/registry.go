@@ -236,14 +236,25 @@ var registryParams = map[string]bool{"scope": true, "service": true, "mount": tr
 // failed without an answer: an upload interrupted, a connection reset) so that it shows no
 // credential: no password, and REDACTED for every query value but the protocol's own.
 func redactURLError(err error) {
-	var ue *url.Error
-	if !errors.As(err, &ue) {
+	switch e := err.(type) {
+	case nil:
+		return
+	case *url.Error:
+		e.URL = redactURL(e.URL)
+	case interface{ Unwrap() []error }:
+		// Joined errors (uploads that ran side by side) may each carry a URL.
+		for _, x := range e.Unwrap() {
+			redactURLError(x)
+		}
 		return
 	}
-	u, perr := url.Parse(ue.URL)
-	if perr != nil {
-		ue.URL = "(an unparsable URL)"
-		return
+	redactURLError(errors.Unwrap(err))
+}
+
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
 	}
 	q := u.Query()
 	for k, vs := range q {
@@ -254,5 +265,5 @@ func redactURLError(err error) {
 		}
 	}
 	u.RawQuery = q.Encode()
-	ue.URL = u.Redacted()
+	return u.Redacted()
 }

@@ -141,14 +141,20 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 	}
 	example, _ := filepath.Abs("../../examples/hello/slipway.yaml")
 	stateFile := filepath.Join(tmp, "state.json")
-	ids := map[string]string{"web": state.NewUUID(), "db": state.NewUUID(), "web/worker": state.NewUUID()}
+	// An auth file with no credentials: the dev registry is anonymous, and the operator's own
+	// docker config must not leak into the test.
+	noAuth := filepath.Join(tmp, "no-auth.json")
+	if err := os.WriteFile(noAuth, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{"web": state.NewUUID(), "db": state.NewUUID()}
 	writeState(t, ctx, stateFile, ids)
 
 	slipway := func(args ...string) (string, string) {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, bin, append([]string{"-f", example, "-n", ns, "--registry", env.Registry,
 			"--state", "file://" + stateFile}, args...)...)
-		cmd.Env = append(os.Environ(), "REGISTRY_AUTH_FILE="+filepath.Join(tmp, "no-auth.json"))
+		cmd.Env = append(os.Environ(), "REGISTRY_AUTH_FILE="+noAuth)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
@@ -168,7 +174,7 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 		t.Error("a second render of the same input is not byte-identical")
 	}
 	stream, _ := slipway("render")
-	if !strings.Contains(stream, env.Registry+"/"+ns+"/web@sha256:") || !strings.Contains(stream, ids["web/worker"]) {
+	if !strings.Contains(stream, env.Registry+"/"+ns+"/web@sha256:") || !strings.Contains(stream, ids["web"]) {
 		t.Errorf("render output lacks the pushed digest or the state's machine ID:\n%s", stream)
 	}
 
@@ -193,7 +199,7 @@ func writeState(t *testing.T, ctx context.Context, path string, ids map[string]s
 		t.Fatal(err)
 	}
 	doc := &state.Document{Group: "hello", Nodes: map[string]*state.NodeState{
-		"web": {MachineID: ids["web"], Roles: map[string]*state.RoleState{"worker": {MachineID: ids["web/worker"], Replicas: 2}}},
+		"web": {MachineID: ids["web"], Roles: map[string]*state.RoleState{"worker": {Replicas: 2}}},
 		"db":  {MachineID: ids["db"]},
 	}}
 	if err := b.Write(ctx, doc); err != nil {
