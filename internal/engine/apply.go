@@ -392,7 +392,7 @@ func (e *Engine) applyObject(ctx context.Context, c plan.Change, obj *unstructur
 
 // deleteAll deletes changes in reverse apply order: Deployments first, the claim last.
 func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
-	order := map[string]int{"Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
+	order := map[string]int{"PodDisruptionBudget": -1, "Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
 	cs := slices.Clone(changes)
 	slices.SortStableFunc(cs, func(a, b plan.Change) int { return order[a.Key.Kind] - order[b.Key.Kind] })
 	var errs []error

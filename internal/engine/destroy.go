@@ -84,7 +84,7 @@ func (e *Engine) Scope(ctx context.Context, t Target) (*DestroyScope, error) {
 	for k := range live {
 		s.Objects = append(s.Objects, k)
 	}
-	order := map[string]int{"Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
+	order := map[string]int{"PodDisruptionBudget": -1, "Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
 	slices.SortFunc(s.Objects, func(a, b kube.Key) int {
 		if d := order[a.Kind] - order[b.Kind]; d != 0 {
 			return d

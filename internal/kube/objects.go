@@ -39,6 +39,7 @@ var ManagedKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "PersistentVolumeClaim"},
 	{Version: "v1", Kind: "Service"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
 }
 
 // Ping asks the server for its version: the cheapest proof that it is reachable and that the

@@ -82,16 +82,22 @@ func testNamespace(t *testing.T, c *kube.Client, prefix string) string {
 	return ns
 }
 
-// TestDryRunExamples applies every rendered object of the examples with server-side dry-run
-// and strict field validation (SPEC §9): no error and no warning.
+// TestDryRunExamples applies every rendered object of the examples, and of the fixtures of
+// the workload fields (SPEC §3a), with server-side dry-run and strict field validation (SPEC
+// §9): no error and no warning.
 func TestDryRunExamples(t *testing.T) {
 	env := devtest.Env(t)
 	c, w := client(t, env.Kubeconfig)
-	for _, example := range []string{"hello", "full"} {
+	files := map[string]string{
+		"hello": "../../examples/hello/slipway.yaml", "full": "../../examples/full/slipway.yaml",
+		"labels": "testdata/workload/labels.yaml", "placement": "testdata/workload/placement.yaml",
+		"disruption": "testdata/workload/disruption.yaml", "probes": "testdata/workload/probes.yaml",
+	}
+	for example, file := range files {
 		t.Run(example, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			g, err := spec.Load(filepath.Join("../../examples", example, "slipway.yaml"))
+			g, err := spec.Load(file)
 			if err != nil {
 				t.Fatal(err)
 			}

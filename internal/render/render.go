@@ -72,7 +72,8 @@ type Input struct {
 }
 
 // Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
-// (default-deny first), ServiceAccounts, PersistentVolumeClaims, Services, Deployments.
+// (default-deny first), ServiceAccounts, PersistentVolumeClaims, Services, Deployments,
+// PodDisruptionBudgets.
 // Within a kind, objects follow the nodes by name, a node before its roles by name.
 func Objects(in Input) ([]Object, error) {
 	g := in.Group
@@ -93,7 +94,7 @@ func Objects(in Input) ([]Object, error) {
 		return nil, err
 	}
 
-	var policies, accounts, claims, services, deployments []Object
+	var policies, accounts, claims, services, deployments, budgets []Object
 	policies = append(policies, r.defaultDeny())
 	for _, n := range g.Nodes {
 		policies = append(policies, r.nodePolicy(n))
@@ -114,10 +115,11 @@ func Objects(in Input) ([]Object, error) {
 			}
 			deployments = append(deployments, r.roleDeployment(n, role))
 		}
+		budgets = append(budgets, r.budgets(n)...)
 	}
-	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(services)+len(deployments))
+	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(services)+len(deployments)+len(budgets))
 	out = append(out, r.namespace())
-	for _, list := range [][]Object{policies, accounts, claims, services, deployments} {
+	for _, list := range [][]Object{policies, accounts, claims, services, deployments, budgets} {
 		out = append(out, list...)
 	}
 	return out, nil
@@ -336,9 +338,13 @@ var svcTypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
 // nodeService exposes exactly the published, admin and operator ports (FR-018); Local keeps
 // the client's address, which the NetworkPolicy's ipBlocks need.
 func (r *renderer) nodeService(n *spec.Node, ports []spec.Port) *corev1.Service {
+	meta := r.meta(n.Name, r.labels(LabelNode, n.Name))
+	if len(n.ServiceAnnotations) > 0 {
+		meta.Annotations = maps.Clone(n.ServiceAnnotations)
+	}
 	return &corev1.Service{
 		TypeMeta:   svcTypeMeta,
-		ObjectMeta: r.meta(n.Name, r.labels(LabelNode, n.Name)),
+		ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
 			Type:                  corev1.ServiceTypeLoadBalancer,
 			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
@@ -499,6 +505,7 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 	ps.Containers = []corev1.Container{c}
 	d := r.deployment(n.Name, r.labels(LabelNode, n.Name), 1, ps)
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	workload(d, n, n.Workload)
 	return d
 }
 
@@ -533,5 +540,7 @@ func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deploym
 			VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 		}}
 	}
-	return r.deployment(name, r.labels(LabelNode, n.Name, LabelRole, role.Name), role.Replicas, ps)
+	d := r.deployment(name, r.labels(LabelNode, n.Name, LabelRole, role.Name), role.Replicas, ps)
+	workload(d, n, role.Workload)
+	return d
 }

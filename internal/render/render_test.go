@@ -70,6 +70,11 @@ func TestGolden(t *testing.T) {
 		{"fixture with stop signal", "testdata/group/slipway.yaml", "testdata/group-stopsignal.golden.yaml", true},
 		{"example hello", "../../examples/hello/slipway.yaml", "testdata/hello.golden.yaml", false},
 		{"example full", "../../examples/full/slipway.yaml", "testdata/full.golden.yaml", false},
+		{"labels and annotations", "testdata/workload/labels.yaml", "testdata/workload/labels.golden.yaml", false},
+		{"placement", "testdata/workload/placement.yaml", "testdata/workload/placement.golden.yaml", false},
+		{"disruption", "testdata/workload/disruption.yaml", "testdata/workload/disruption.golden.yaml", false},
+		{"probes and stopping", "testdata/workload/probes.yaml", "testdata/workload/probes.golden.yaml", false},
+		{"probes and stopping with stop signal", "testdata/workload/probes.yaml", "testdata/workload/probes-stopsignal.golden.yaml", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,6 +147,7 @@ func TestRules(t *testing.T) {
 		"PersistentVolumeClaim/app-state", "PersistentVolumeClaim/edge-state", "PersistentVolumeClaim/quiet-state",
 		"Service/app", "Service/app-sso", "Service/app-worker", "Service/app-worker-metrics", "Service/edge",
 		"Deployment/app", "Deployment/app-idle", "Deployment/app-sso", "Deployment/app-worker", "Deployment/edge", "Deployment/quiet",
+		"PodDisruptionBudget/app-worker", // the one role of 2 or more replicas
 	}
 	if diff := cmp.Diff(wantOrder, order); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)

@@ -16,6 +16,9 @@ var (
 		sub("image", imageFields), leaf("init"), sub("readiness", probeFields), leaf("env"),
 		sub("resources", resourceFields), leaf("rolloutTimeout"), sub("state", stateFields),
 		sub("firewall", firewallFields), leaf("publishedNames"), each("roles", "<role>", roleFields),
+		leaf("labels"), leaf("annotations"), leaf("serviceAnnotations"), sub("placement", placementFields),
+		sub("disruption", disruptionFields), sub("probes", probesFields),
+		leaf("stopGracePeriod"), leaf("preStopSleep"), leaf("tmpSize"),
 	)
 	imageFields    = fields(leaf("rootfs"), leaf("archive"), leaf("base"), list("add", addFields), leaf("command"))
 	addFields      = fields(leaf("src"), leaf("dst"))
@@ -27,8 +30,20 @@ var (
 		leaf("served"), leaf("published"), leaf("admin"), leaf("operator"),
 		leaf("internalSources"), leaf("adminSources"), leaf("operatorSources"),
 	)
-	roleFields    = fields(leaf("replicas"), leaf("ports"), leaf("metrics"), sub("service", serviceFields))
+	roleFields = fields(
+		leaf("replicas"), leaf("ports"), leaf("metrics"), sub("service", serviceFields),
+		// A role's own workload fields; without them it takes the node's (SPEC §3a).
+		leaf("labels"), leaf("annotations"), same("placement", placementFields),
+		same("disruption", disruptionFields), same("probes", probesFields),
+	)
 	serviceFields = fields(same("image", imageFields), leaf("environment"))
+
+	placementFields  = fields(leaf("nodeSelector"), list("tolerations", tolerationFields), leaf("affinity"), leaf("spread"))
+	tolerationFields = fields(leaf("key"), leaf("operator"), leaf("value"), leaf("effect"), leaf("tolerationSeconds"))
+	disruptionFields = fields(leaf("maxUnavailable"), leaf("minAvailable"))
+	// A startup probe has the liveness probe's fields; they are documented once, under liveness.
+	probesFields     = fields(sub("liveness", checkProbeFields), same("startup", checkProbeFields))
+	checkProbeFields = fields(leaf("exec"), sub("http", httpFields), leaf("tcp"), leaf("period"), leaf("failures"))
 )
 
 // section is the fields of one kind of mapping.

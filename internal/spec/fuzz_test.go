@@ -1,11 +1,13 @@
 package spec_test
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"slipway.dev/slipway/internal/spec"
 )
@@ -64,7 +66,46 @@ func FuzzLoad(f *testing.F) {
 				if r.Replicas < 0 {
 					t.Fatalf("role %s/%s has %d replicas", n.Name, r.Name, r.Replicas)
 				}
+				checkWorkload(t, n.Name+"/"+r.Name, r.Workload)
+			}
+			checkWorkload(t, n.Name, n.Workload)
+			if n.PreStopSleep > 0 && n.PreStopSleep >= cmp.Or(n.StopGracePeriod, spec.DefaultStopGracePeriod) {
+				t.Fatalf("node %s sleeps %s before a stop of %s", n.Name, n.PreStopSleep, n.StopGracePeriod)
 			}
 		}
 	})
+}
+
+// checkWorkload holds the promises of the workload fields (SPEC §3a): slipway's own labels are
+// never the file's, a budget has exactly one bound, a probe has exactly one check.
+func checkWorkload(t *testing.T, who string, w spec.Workload) {
+	t.Helper()
+	for _, m := range []map[string]string{w.Labels, w.Annotations} {
+		for k := range m {
+			if strings.HasPrefix(k, "slipway.dev/") || k == "app.kubernetes.io/name" || k == "app.kubernetes.io/managed-by" {
+				t.Fatalf("%s sets slipway's own key %s", who, k)
+			}
+		}
+	}
+	if d := w.Disruption; d != nil && (d.MaxUnavailable == nil) == (d.MinAvailable == nil) {
+		t.Fatalf("%s has a budget of %v and %v", who, d.MaxUnavailable, d.MinAvailable)
+	}
+	for _, p := range []*spec.CheckProbe{w.Probes.Liveness, w.Probes.Startup} {
+		if p == nil {
+			continue
+		}
+		checks := 0
+		if p.Exec != nil {
+			checks++
+		}
+		if p.HTTP != nil {
+			checks++
+		}
+		if p.TCP != 0 {
+			checks++
+		}
+		if checks != 1 || p.Failures < 1 || p.Period < time.Second {
+			t.Fatalf("%s has a probe %+v", who, p)
+		}
+	}
 }

@@ -50,7 +50,10 @@ func Parse(name string, data []byte, baseDir string) (*Group, error) {
 // field is taken whole, from the node when it has it, else from the defaults. An image or a
 // probe is taken whole because "exactly one source" must hold for what the node wrote.
 var (
-	deepNodeKeys = deepKeys{"state": nil, "firewall": nil, "env": nil, "resources": {"requests": nil, "limits": nil}}
+	deepNodeKeys = deepKeys{
+		"state": nil, "firewall": nil, "env": nil, "resources": {"requests": nil, "limits": nil},
+		"labels": nil, "annotations": nil, "serviceAnnotations": nil,
+	}
 )
 
 // deepKeys names the keys merged key by key, and for each the keys merged so below it.
@@ -590,7 +593,9 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 		Init:           InitSystemd,
 		RolloutTimeout: DefaultRolloutTimeout,
 		State:          StateVolume{Size: resource.MustParse(DefaultStateSize)},
+		Workload:       Workload{Placement: Placement{Spread: true}},
 	}
+	roleSets := map[*Role]workloadSet{}
 	m, ok := d.mapping(n, path, nodeFields)
 	if !ok {
 		return nd
@@ -670,9 +675,16 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 			if !isLabel(e.key, false) {
 				d.errAt(e.keyNode, rp, "name %q is not a DNS label %s", e.key, labelRule)
 			}
-			nd.Roles = append(nd.Roles, d.role(e.val, rp, e.key))
+			r, set := d.role(e.val, rp, e.key)
+			roleSets[r] = set
+			nd.Roles = append(nd.Roles, r)
 		}
 		slices.SortFunc(nd.Roles, func(a, b *Role) int { return strings.Compare(a.Name, b.Name) })
+	}
+	d.workload(m, path, &nd.Workload)
+	d.nodeStop(m, path, nd)
+	for _, r := range nd.Roles {
+		inherit(r, roleSets[r], nd)
 	}
 	if nd.Image.Rootfs != "" && len(nd.Image.Command) == 0 {
 		nd.Image.Command = []string{DefaultInitCommand}
@@ -756,9 +768,16 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 }
 
 func (d *decoder) probe(n *yaml.Node, path string) *Probe {
-	m, ok := d.mapping(n, path, probeFields)
+	pr, _ := d.probeOf(n, path, probeFields)
+	return pr
+}
+
+// probeOf reads a check, exactly one of exec, http and tcp, from a mapping of the fields
+// known, and returns the mapping for the caller's other fields.
+func (d *decoder) probeOf(n *yaml.Node, path string, known *section) (*Probe, map[string]*yaml.Node) {
+	m, ok := d.mapping(n, path, known)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var kinds []string
 	for _, k := range probeFields.names() {
@@ -772,24 +791,24 @@ func (d *decoder) probe(n *yaml.Node, path string) *Probe {
 		} else {
 			d.errAt(deref(n), path, "has %s; set exactly one of exec, http or tcp", strings.Join(kinds, " and "))
 		}
-		return nil
+		return nil, nil
 	}
 	pr := &Probe{}
 	switch kinds[0] {
 	case "exec":
 		cmd, ok := d.strList(m["exec"], path+".exec")
 		if !ok {
-			return nil
+			return nil, nil
 		}
 		if len(cmd) == 0 {
 			d.errAt(deref(m["exec"]), path+".exec", "must not be empty")
-			return nil
+			return nil, nil
 		}
 		pr.Exec = cmd
 	case "http":
 		hm, ok := d.mapping(m["http"], path+".http", httpFields)
 		if !ok {
-			return nil
+			return nil, nil
 		}
 		h := &HTTPProbe{Path: "/"}
 		if v := hm["port"]; v != nil {
@@ -811,11 +830,11 @@ func (d *decoder) probe(n *yaml.Node, path string) *Probe {
 	case "tcp":
 		p, ok := d.portNumber(m["tcp"], path+".tcp")
 		if !ok {
-			return nil
+			return nil, nil
 		}
 		pr.TCP = p
 	}
-	return pr
+	return pr, m
 }
 
 // Environment names slipway sets itself (SPEC §5); a file may not set them.
@@ -901,11 +920,11 @@ func (d *decoder) firewall(n *yaml.Node, path string) Firewall {
 	return f
 }
 
-func (d *decoder) role(n *yaml.Node, path, roleName string) *Role {
-	r := &Role{Name: roleName, Replicas: DefaultRoleReplicas}
+func (d *decoder) role(n *yaml.Node, path, roleName string) (*Role, workloadSet) {
+	r := &Role{Name: roleName, Replicas: DefaultRoleReplicas, Workload: Workload{Placement: Placement{Spread: true}}}
 	m, ok := d.mapping(n, path, roleFields)
 	if !ok {
-		return r
+		return r, workloadSet{}
 	}
 	if v := m["replicas"]; v != nil {
 		if x, ok := d.int(v, path+".replicas"); ok {
@@ -943,7 +962,7 @@ func (d *decoder) role(n *yaml.Node, path, roleName string) *Role {
 			r.Service = s
 		}
 	}
-	return r
+	return r, d.workload(m, path, &r.Workload)
 }
 
 // labelRule and nodeLabelRule explain a refused name. A node name starts with a letter because

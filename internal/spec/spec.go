@@ -77,6 +77,12 @@ type Node struct {
 	Firewall       Firewall
 	PublishedNames []string
 	Roles          []*Role // sorted by name
+	Workload               // labels, annotations, placement, disruption, probes (SPEC §3a)
+	// ServiceAnnotations go on the Service <node> (load-balancer address pinning and the like).
+	ServiceAnnotations map[string]string
+	StopGracePeriod    time.Duration      // terminationGracePeriodSeconds; 0: Kubernetes' default
+	PreStopSleep       time.Duration      // a preStop sleep before the stop signal; 0: none
+	TmpSize            *resource.Quantity // sizeLimit of the memory-backed /run and /tmp; nil: none
 }
 
 // Role returns the role called name, or nil.
@@ -153,6 +159,9 @@ type Role struct {
 	Ports    []Port
 	Metrics  *Port    // nil: no metrics Service
 	Service  *Service // nil: the role runs the node's image with `slipway.role=<role>`
+	// Workload is the role's own, or else the node's (a service role takes only its own
+	// probes: the node's check the node's image). Disruption nil: DefaultDisruption.
+	Workload
 }
 
 // Service is the separate image a role runs instead of the node's image (FR-004d).

@@ -33,6 +33,7 @@ func nodeObjects(n *Node) []derived {
 		{"Deployment", n.Name},
 		{"Service", n.Name},
 		{"NetworkPolicy", n.Name},
+		{"PodDisruptionBudget", n.Name},
 	}
 }
 
@@ -41,6 +42,7 @@ func roleObjects(n *Node, r *Role) []derived {
 		{"Deployment", RoleObjectName(n.Name, r.Name)},
 		{"Service", RoleObjectName(n.Name, r.Name)},
 		{"NetworkPolicy", RoleObjectName(n.Name, r.Name)},
+		{"PodDisruptionBudget", RoleObjectName(n.Name, r.Name)},
 	}
 	if r.Metrics != nil {
 		out = append(out,
@@ -115,6 +117,7 @@ func (d *decoder) validateNode(n *Node, path string) {
 			d.errPath(path+".resources.requests."+string(name), "request %s is more than the limit %s", req.String(), lim.String())
 		}
 	}
+	d.validateWorkload(n, path)
 }
 
 // IsDNSLabel reports whether s is an RFC 1123 label, as a namespace name must be: lowercase
