@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
 )
 
 // workloadGroup sets every workload field of SPEC §3a that items 2 to 5 of issue 15 add. The
@@ -224,17 +227,10 @@ func TestWorkloadEveryField(t *testing.T) {
 
 	// destroy takes the budgets with the rest.
 	g.MustRun(0, "destroy", "--yes")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	devtest.WaitFor(t, 2*time.Minute, "PodDisruptionBudget web-worker gone after destroy", func() (bool, string) {
 		_, err := cs.PolicyV1().PodDisruptionBudgets(g.Name).Get(ctx, "web-worker", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("PodDisruptionBudget web-worker still there after destroy: %v", err)
-		}
-		time.Sleep(time.Second)
-	}
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
 }
 
 func podReady(p *corev1.Pod) bool {
