@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -153,7 +154,7 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 	if err := os.WriteFile(noAuth, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]string{"web": state.NewUUID(), "db": state.NewUUID()}
+	ids := map[string]string{"web": uuid.NewString(), "db": uuid.NewString()}
 	writeState(t, ctx, stateFile, ids)
 
 	slipway := func(args ...string) (string, string) {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 // newBackendFunc opens a fresh backend instance (as another process would) on one shared
@@ -64,7 +66,7 @@ func testReadWriteDelete(t *testing.T, open newBackendFunc) {
 		t.Fatalf("a refused Write changed the document's serial to %d", stale.Serial)
 	}
 	foreign := *got
-	foreign.Lineage = NewUUID()
+	foreign.Lineage = uuid.NewString()
 	if err := b.Write(ctx, &foreign); !errors.As(err, &ce) || !ce.Lineage {
 		t.Fatalf("foreign-lineage Write = %v; want a lineage ConflictError", err)
 	}
@@ -143,7 +145,7 @@ func testConcurrentLockers(t *testing.T, open newBackendFunc, c caps) {
 		t.Fatalf("LockInfo = %v, %v; want the winner %s", info, err, winID)
 	}
 	var lie *LockIDError
-	if err := backends[5].Unlock(ctx, NewUUID()); !errors.As(err, &lie) || lie.Holder.ID != winID {
+	if err := backends[5].Unlock(ctx, uuid.NewString()); !errors.As(err, &lie) || lie.Holder.ID != winID {
 		t.Fatalf("Unlock with a wrong ID = %v; want a LockIDError naming the winner", err)
 	}
 	if err := backends[7].Unlock(ctx, winID); err != nil { // state unlock from elsewhere

@@ -13,10 +13,11 @@ package state
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/google/uuid"
 
 	"slipway.dev/slipway/internal/event"
 )
@@ -247,7 +248,7 @@ func checkWrite(group string, stored *head, d *Document) (*Document, error) {
 		next.Lineage = stored.Lineage
 	}
 	if next.Lineage == "" {
-		next.Lineage = NewUUID()
+		next.Lineage = uuid.NewString()
 	}
 	next.Version = CurrentVersion
 	next.Group = group
@@ -266,13 +267,4 @@ func headOf(d *Document) *head {
 // commit copies the fields checkWrite set into the caller's document.
 func commit(d, written *Document) {
 	d.Version, d.Group, d.Lineage, d.Serial = written.Version, written.Group, written.Lineage, written.Serial
-}
-
-// NewUUID returns a random (version 4) UUID.
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"slipway.dev/slipway/internal/event"
 )
@@ -29,14 +30,14 @@ func bigDocument(group string, n int) *Document {
 		ref := "registry.example.org:5000/" + group + "/" + name
 		img := ImageRecord{Ref: ref, Tag: randHex(6), Digest: "sha256:" + randHex(32)}
 		ns := &NodeState{
-			MachineID:     NewUUID(),
+			MachineID:     uuid.NewString(),
 			Image:         img,
 			PreviousReady: ref + "@sha256:" + randHex(32),
 			LastRollout:   &event.Rollout{Result: event.RolloutReady, Time: now, Digest: img.Digest},
 			Roles:         map[string]*RoleState{},
 		}
 		for _, r := range []string{"worker", "sso"} {
-			ns.Roles[r] = &RoleState{MachineID: NewUUID(), Replicas: 2,
+			ns.Roles[r] = &RoleState{MachineID: uuid.NewString(), Replicas: 2,
 				Image: ImageRecord{Ref: ref + "-" + r, Tag: randHex(6), Digest: "sha256:" + randHex(32)}}
 		}
 		d.Nodes[name] = ns
@@ -89,7 +90,7 @@ func TestLockErrorMessage(t *testing.T) {
 // Secret can hold.
 func TestSecretSize1000Nodes(t *testing.T) {
 	d := bigDocument("big", 1000)
-	d.Version, d.Lineage, d.Serial = CurrentVersion, NewUUID(), 1
+	d.Version, d.Lineage, d.Serial = CurrentVersion, uuid.NewString(), 1
 	raw, err := Encode(d)
 	if err != nil {
 		t.Fatal(err)
@@ -112,12 +113,5 @@ func TestSecretSize1000Nodes(t *testing.T) {
 	}
 	if diff := cmp.Diff(d, got); diff != "" {
 		t.Fatalf("round trip (-want +got):\n%s", diff)
-	}
-}
-
-func TestNewUUID(t *testing.T) {
-	a, b := NewUUID(), NewUUID()
-	if a == b || len(a) != 36 || a[14] != '4' {
-		t.Fatalf("NewUUID = %q, %q", a, b)
 	}
 }

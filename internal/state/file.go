@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // fileBackend keeps a group's state in one JSON file, replaced atomically (temp file in the same
@@ -168,7 +170,7 @@ func (b *fileBackend) Lock(ctx context.Context, info Info) (string, error) {
 		return "", fmt.Errorf("state %s: lock: %w", b.path, err)
 	}
 	if info.ID == "" {
-		info.ID = NewUUID()
+		info.ID = uuid.NewString()
 	}
 	if info.Path == "" {
 		info.Path = b.Location()

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // httpBackend speaks the Terraform/OpenTofu HTTP backend protocol, so any server of it (GitLab's
@@ -269,7 +271,7 @@ func (b *httpBackend) Lock(ctx context.Context, info Info) (string, error) {
 		return "", fmt.Errorf("state %s: lock: %w", b.Location(), ErrNoGroup)
 	}
 	if info.ID == "" {
-		info.ID = NewUUID()
+		info.ID = uuid.NewString()
 	}
 	if info.Path == "" {
 		info.Path = b.Location()

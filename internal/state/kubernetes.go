@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"slipway.dev/slipway/internal/kube"
 )
 
@@ -227,7 +229,7 @@ func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
 		return "", fmt.Errorf("state in %s: lock: %w", b.Location(), ErrNoGroup)
 	}
 	if info.ID == "" {
-		info.ID = NewUUID()
+		info.ID = uuid.NewString()
 	}
 	if info.Path == "" {
 		info.Path = b.Location()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 )
@@ -25,7 +27,7 @@ func clusterNamespace(t *testing.T) (string, *kube.Client, string) {
 	if len(ns) > 50 {
 		ns = ns[:50]
 	}
-	ns = strings.TrimRight(ns, "-") + "-" + NewUUID()[:8]
+	ns = strings.TrimRight(ns, "-") + "-" + uuid.NewString()[:8]
 	if err := c.EnsureNamespace(context.Background(), ns, nil); err != nil {
 		t.Fatal(err)
 	}

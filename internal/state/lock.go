@@ -7,6 +7,8 @@ import (
 	"os/user"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Info describes a lock and its holder. The JSON names are OpenTofu's LockInfo names, so an
@@ -40,7 +42,7 @@ func NewInfo(operation string) Info {
 	}
 	pid := os.Getpid()
 	return Info{
-		ID:        NewUUID(),
+		ID:        uuid.NewString(),
 		Operation: operation,
 		Info:      fmt.Sprintf("slipway pid %d", pid),
 		Who:       who + "@" + host,
