@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,7 +34,7 @@ type session struct {
 func (g *Globals) needRegistry() (string, error) {
 	r := g.RegistryHost()
 	if r == "" {
-		return "", errors.New("no registry set: set K8S_REGISTRY (or --registry) to the registry node images are pushed to")
+		return "", image.ErrNoRegistry
 	}
 	return r, nil
 }

@@ -85,7 +85,7 @@ type Publisher interface {
 }
 
 // ErrNoRegistry is returned when a registry is needed and none is set.
-var ErrNoRegistry = errors.New("no registry set: set K8S_REGISTRY or --registry")
+var ErrNoRegistry = errors.New("no registry set: set K8S_REGISTRY (or --registry) to the registry node images are pushed to")
 
 // ErrNotFound is returned by Resolve when the registry does not hold the reference.
 var ErrNotFound = errors.New("not found in the registry")
