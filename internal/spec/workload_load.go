@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -89,20 +90,13 @@ func (d *decoder) validateWorkload(n *Node, path string) {
 	if n.ServiceAnnotations != nil && len(n.Firewall.LoadBalancerPorts()) == 0 {
 		d.errPath(path+".serviceAnnotations", "node %s has no Service (no published, admin or operator port) to annotate", n.Name)
 	}
-	grace := cmpOr(n.StopGracePeriod, DefaultStopGracePeriod)
+	grace := cmp.Or(n.StopGracePeriod, DefaultStopGracePeriod)
 	if n.PreStopSleep > 0 && n.PreStopSleep >= grace {
 		d.errPath(path+".preStopSleep", "preStopSleep %s is not shorter than the stop grace period %s", n.PreStopSleep, grace)
 	}
 	if n.TmpSize != nil && n.Init != InitSystemd {
 		d.errPath(path+".tmpSize", "needs init: systemd (only its /run and /tmp are memory-backed)")
 	}
-}
-
-func cmpOr(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // stringMap reads labels, annotations or a node selector: keys are qualified names (an

@@ -1,7 +1,6 @@
 package spec_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -160,23 +159,7 @@ func TestParseInvalidWorkload(t *testing.T) {
 		), []string{`slipway.yaml:6: nodes.web.roles.worker.stopGracePeriod: unknown field "stopGracePeriod"`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g, err := spec.Parse("slipway.yaml", []byte(tt.file), root)
-			if err == nil {
-				t.Fatalf("Parse accepted the file: %+v", g)
-			}
-			var errs spec.Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("Parse error is %T, not spec.Errors: %v", err, err)
-			}
-			var got []string
-			for _, e := range errs {
-				got = append(got, e.Error())
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("errors (-want +got):\n%s", diff)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkErrors(t, tt.file, tt.want) })
 	}
 }
 
