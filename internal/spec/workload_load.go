@@ -61,8 +61,15 @@ func inherit(r *Role, set workloadSet, n *Node) {
 
 // nodeStop decodes the node-only fields of §3a: the Service's annotations and how pods stop.
 func (d *decoder) nodeStop(m map[string]*yaml.Node, path string, nd *Node) {
+	// serviceAnnotations and tmpSize are marked only when the node writes them: taken from
+	// defaults:, they apply to the nodes they fit and are no error on the others.
+	own := func(v *yaml.Node, field string) {
+		if !d.fromDefaults[deref(v)] {
+			d.mark(path+"."+field, deref(v))
+		}
+	}
 	if v := m["serviceAnnotations"]; v != nil {
-		d.mark(path+".serviceAnnotations", deref(v))
+		own(v, "serviceAnnotations")
 		nd.ServiceAnnotations = d.stringMap(v, path+".serviceAnnotations", "annotation")
 	}
 	if v := m["stopGracePeriod"]; v != nil {
@@ -74,7 +81,7 @@ func (d *decoder) nodeStop(m map[string]*yaml.Node, path string, nd *Node) {
 		nd.PreStopSleep, _ = d.seconds(v, path+".preStopSleep")
 	}
 	if v := m["tmpSize"]; v != nil {
-		d.mark(path+".tmpSize", deref(v))
+		own(v, "tmpSize")
 		if q, ok := d.quantity(v, path+".tmpSize"); ok {
 			if q.Sign() == 0 {
 				d.errAt(deref(v), path+".tmpSize", "size must be more than 0")
@@ -87,14 +94,15 @@ func (d *decoder) nodeStop(m map[string]*yaml.Node, path string, nd *Node) {
 
 // validateWorkload checks the §3a rules across fields of a node, defaults merged.
 func (d *decoder) validateWorkload(n *Node, path string) {
-	if n.ServiceAnnotations != nil && len(n.Firewall.LoadBalancerPorts()) == 0 {
+	written := func(field string) bool { _, ok := d.lines[path+"."+field]; return ok }
+	if written("serviceAnnotations") && len(n.Firewall.LoadBalancerPorts()) == 0 {
 		d.errPath(path+".serviceAnnotations", "node %s has no Service (no published, admin or operator port) to annotate", n.Name)
 	}
 	grace := cmp.Or(n.StopGracePeriod, DefaultStopGracePeriod)
 	if n.PreStopSleep > 0 && n.PreStopSleep >= grace {
 		d.errPath(path+".preStopSleep", "preStopSleep %s is not shorter than the stop grace period %s", n.PreStopSleep, grace)
 	}
-	if n.TmpSize != nil && n.Init != InitSystemd {
+	if written("tmpSize") && n.Init != InitSystemd {
 		d.errPath(path+".tmpSize", "needs init: systemd (only its /run and /tmp are memory-backed)")
 	}
 }

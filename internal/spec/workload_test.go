@@ -149,6 +149,15 @@ func TestParseInvalidWorkload(t *testing.T) {
 		{"bad tmpSize quantity", web(
 			"    tmpSize: lots",
 		), []string{`slipway.yaml:5: nodes.web.tmpSize: "lots" is not a quantity (e.g. 500m, 1Gi)`}},
+		{"tmpSize and serviceAnnotations of defaults apply where they fit, no further", doc(
+			"group: demo",
+			"defaults:",
+			"  tmpSize: 64Mi",
+			"  serviceAnnotations: {example.org/lb: a}",
+			"  preStopSleep: 40s",
+			"nodes:",
+			"  web: {image: {rootfs: nodes/web/rootfs}, init: none}",
+		), []string{`slipway.yaml:5: nodes.web.preStopSleep: preStopSleep 40s is not shorter than the stop grace period 30s`}},
 		{"tmpSize without systemd", web(
 			"    init: none",
 			"    tmpSize: 64Mi",
