@@ -137,6 +137,10 @@ func TestForeignNamespace(t *testing.T) {
 		if !strings.Contains(r.Stdout, "No changes.") || !strings.Contains(r.Stdout, "was not created by slipway") {
 			t.Errorf("plan after apply: want No changes. and the namespace note, got %s", r)
 		}
+		r = g.MustRun(0, "plan", "-destroy")
+		if !strings.Contains(r.Stdout, "was not created by slipway") || strings.Contains(r.Stdout, "Namespace "+g.Name) {
+			t.Errorf("plan -destroy: want the namespace said to stay and not among the deletions, got %s", r)
+		}
 		r = g.MustRun(0, "destroy", "--yes")
 		if !strings.Contains(r.Stderr, "slipway did not create the namespace") {
 			t.Errorf("destroy: want it to say the namespace stays, got %s", r)

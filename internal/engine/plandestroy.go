@@ -25,7 +25,9 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &plan.Plan{Version: plan.FormatVersion, Group: t.Group.Name, Namespace: t.Namespace, Destroy: true}
+	p := &plan.Plan{Version: plan.FormatVersion, Group: t.Group.Name, Namespace: t.Namespace, Destroy: true,
+		// The objects are named only where the namespace stays: say once that it does.
+		ForeignNamespace: len(scope.Objects) > 0}
 	if doc != nil {
 		p.StateSerial, p.StateLineage = doc.Serial, doc.Lineage
 	}
