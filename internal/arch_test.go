@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"ui":         {"event", "plan", "spec", "status"},
 	"image":      {"event"},
 	"kube":       {},
-	"state":      {"event", "kube"},
+	"state":      {"event", "kube", "spec"},
 	"engine":     {"event", "image", "kube", "plan", "render", "spec", "state", "status"},
 	"devcluster": {},
 	// Test support: its counting proxy reaches the dev API server through kube's transport.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -178,7 +179,7 @@ func NewRoot() *cobra.Command {
 	f.StringVarP(&g.Namespace, "namespace", "n", "", "namespace of the group (env K8S_NAMESPACE; default the file's namespace, else the group name)")
 	f.StringVar(&g.State, "state", "", "state backend URL: file://PATH, kubernetes://NAMESPACE, http(s)://… (env SLIPWAY_STATE)")
 	f.DurationVar(&g.StateTimeout, "state-timeout", state.DefaultRequestTimeout, "time limit of each request to an HTTP state server (0: none)")
-	f.DurationVar(&g.Timeout, "timeout", 0, "rollout time limit of a node, overriding the file's rolloutTimeout (default 5m)")
+	f.DurationVar(&g.Timeout, "timeout", 0, "rollout time limit of a node, overriding the file's rolloutTimeout (default "+spec.DefaultRolloutTimeout.String()+")")
 	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time")
 	f.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&g.NoColor, "no-color", false, "no colours in the plan on a terminal (also env NO_COLOR)")

@@ -578,7 +578,7 @@ func (e *Engine) scaleAndWait(ctx context.Context, w *kube.Watch, k plan.Key, re
 	if replicas == 0 {
 		check = status.ScaledDown
 	}
-	res := e.wait(ctx, w, k, gen, time.Now(), 5*time.Minute, "", check)
+	res := e.wait(ctx, w, k, gen, time.Now(), spec.DefaultRolloutTimeout, "", check)
 	if res.Phase != status.Ready {
 		return errors.New(res.Message)
 	}
@@ -696,7 +696,7 @@ func rollbackObject(prev *appsv1.Deployment) *appsv1.Deployment {
 	tmpl := prev.Spec.Template.DeepCopy()
 	delete(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
 	return &appsv1.Deployment{
-		TypeMeta:   deploymentTypeMeta,
+		TypeMeta:   render.DeploymentTypeMeta,
 		ObjectMeta: metav1ObjectMeta(prev.Name, prev.Namespace, prev.Labels),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: prev.Spec.Replicas,
@@ -726,8 +726,6 @@ func digestOf(ref string) string {
 	}
 	return ref
 }
-
-var deploymentTypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
 
 func metav1ObjectMeta(name, ns string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: maps.Clone(labels)}

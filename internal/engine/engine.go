@@ -73,7 +73,8 @@ type Target struct {
 	Store state.Store
 }
 
-// rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else 5m.
+// rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else the default
+// the file would have given it.
 func (e *Engine) rolloutLimit(n *spec.Node) time.Duration {
 	switch {
 	case e.o.Timeout > 0:
@@ -81,7 +82,7 @@ func (e *Engine) rolloutLimit(n *spec.Node) time.Duration {
 	case n != nil && n.RolloutTimeout > 0:
 		return n.RolloutTimeout
 	}
-	return 5 * time.Minute
+	return spec.DefaultRolloutTimeout
 }
 
 // forEach runs f for every item, Parallelism at a time, and waits.

@@ -8,7 +8,7 @@ import (
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
 )
 
 // listSplit lists the objects of the kinds slipway makes in ns and splits them into the
@@ -23,7 +23,7 @@ func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign 
 	own = make(map[kube.Key]*unstructured.Unstructured, len(all))
 	foreign = map[kube.Key]*unstructured.Unstructured{}
 	for k, u := range all {
-		if u.GetLabels()[render.LabelGroup] == group {
+		if u.GetLabels()[spec.LabelGroup] == group {
 			own[k] = u
 		} else {
 			foreign[k] = u
@@ -36,7 +36,7 @@ func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign 
 // then does it carry the group's label, since slipway never labels a namespace it did not
 // create (issue 11 item 3).
 func ownsNamespace(ns *unstructured.Unstructured, group string) bool {
-	return ns != nil && ns.GetLabels()[render.LabelGroup] == group
+	return ns != nil && ns.GetLabels()[spec.LabelGroup] == group
 }
 
 // withoutNamespace drops the Namespace from the desired objects: a namespace slipway did not

@@ -10,7 +10,7 @@ import (
 
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
 )
 
 // PlanDestroy is `plan -destroy` (SPEC §2): what Destroy would remove (its Scope), as a plan
@@ -33,7 +33,7 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	}
 	if !scope.Empty() {
 		// Scope names the objects only where the namespace stays; the plan shows them always.
-		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func destroyChanges(live map[kube.Key]*unstructured.Unstructured, ns string) []p
 			c.Destructive = true
 			c.Reason = "the node's state on /var/lib is lost"
 		}
-		node := u.GetLabels()[render.LabelNode]
+		node := u.GetLabels()[spec.LabelNode]
 		byNode[node] = append(byNode[node], c)
 	}
 	if ns != "" {

@@ -12,7 +12,7 @@ import (
 
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/status"
 )
 
@@ -42,7 +42,7 @@ func (e *Engine) notReady(ctx context.Context, t Target, live map[plan.Key]*unst
 	if len(suspects) == 0 {
 		return nil, nil
 	}
-	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +76,13 @@ func judge(wl *kube.Workloads, d *appsv1.Deployment, now time.Time) status.Resul
 	}
 	var rss []*appsv1.ReplicaSet
 	for _, rs := range wl.ReplicaSets {
-		if rs.Labels[render.LabelName] == d.Name {
+		if rs.Labels[spec.LabelName] == d.Name {
 			rss = append(rss, rs)
 		}
 	}
 	var pods []*corev1.Pod
 	for _, p := range wl.Pods {
-		if p.Labels[render.LabelName] == d.Name {
+		if p.Labels[spec.LabelName] == d.Name {
 			pods = append(pods, p)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
@@ -43,7 +43,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	if doc == nil {
 		return fmt.Errorf("group %s: no state: nothing was applied yet", t.Group.Name)
 	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
 	if err != nil {
 		return err
 	}
@@ -57,11 +57,11 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 		if k.Kind != "Deployment" {
 			continue
 		}
-		node := u.GetLabels()[render.LabelNode]
+		node := u.GetLabels()[spec.LabelNode]
 		want := int32(0)
 		if !suspend {
 			want = 1
-			if role := u.GetLabels()[render.LabelRole]; role != "" {
+			if role := u.GetLabels()[spec.LabelRole]; role != "" {
 				want = 0
 				if ns := doc.Nodes[node]; ns != nil && ns.Roles[role] != nil {
 					want = ns.Roles[role].Replicas

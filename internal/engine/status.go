@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
@@ -23,7 +22,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +57,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 		}
 	}
 	for _, d := range wl.Deployments {
-		extra = append(extra, d.Labels[render.LabelNode])
+		extra = append(extra, d.Labels[spec.LabelNode])
 	}
 	slices.Sort(extra)
 	for _, n := range extra {
@@ -127,8 +126,8 @@ func (e *Engine) roleStatuses(node string, n *spec.Node, st *state.NodeState, de
 		}
 	}
 	for _, d := range deps {
-		if d.Labels[render.LabelNode] == node && d.Labels[render.LabelRole] != "" {
-			r := d.Labels[render.LabelRole]
+		if d.Labels[spec.LabelNode] == node && d.Labels[spec.LabelRole] != "" {
+			r := d.Labels[spec.LabelRole]
 			add(r)
 			live[r] = d
 		}

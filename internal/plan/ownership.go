@@ -5,13 +5,19 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/spec"
 )
+
+// LabelNode forwards spec's to the computation in plan.go, which names it here until the
+// engine's steps (issue 13) rewrite that code.
+const LabelNode = spec.LabelNode
 
 // conflict is the change of a desired object whose name a live object slipway did not make
 // for group already holds: apply must not take it over (issue 11 item 4).
 func conflict(k Key, live *unstructured.Unstructured, group string) Change {
 	who := "slipway did not make it"
-	if owner := live.GetLabels()[LabelGroup]; owner != "" && owner != group {
+	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != group {
 		who = "it belongs to group " + owner
 	}
 	return Change{Key: k, Action: Conflict, ResourceVersion: live.GetResourceVersion(),

@@ -36,12 +36,6 @@ const (
 	Terminating Action = "terminating"
 )
 
-// Labels the plan reads (SPEC §5; the render package sets them).
-const (
-	LabelGroup = "slipway.dev/group"
-	LabelNode  = "slipway.dev/node"
-)
-
 // Key names one object. Its fields match kube.Key, so the engine converts between the two.
 type Key struct {
 	Kind      string `json:"kind"`

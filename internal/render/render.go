@@ -25,15 +25,11 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// Labels of SPEC §5. Pods are selected by LabelName alone, so a selector never changes when
-// other labels do (a Deployment's selector is immutable).
+// The labels are spec's (spec.LabelGroup, ...). These two forward them for the engine's
+// apply, plan and destroy, which name them here until its steps (issue 13) name spec's.
 const (
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "slipway"
-	LabelGroup     = "slipway.dev/group"
-	LabelName      = "app.kubernetes.io/name"
-	LabelNode      = "slipway.dev/node"
-	LabelRole      = "slipway.dev/role"
+	LabelGroup = spec.LabelGroup
+	LabelNode  = spec.LabelNode
 )
 
 // Names inside a pod.
@@ -161,7 +157,7 @@ func (r *renderer) checkInputs() error {
 
 // labels are the labels of every object; extra adds to a copy.
 func (r *renderer) labels(extra ...string) map[string]string {
-	l := map[string]string{LabelManagedBy: ManagedBy, LabelGroup: r.in.Group.Name}
+	l := map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: r.in.Group.Name}
 	for i := 0; i+1 < len(extra); i += 2 {
 		l[extra[i]] = extra[i+1]
 	}
@@ -252,9 +248,9 @@ func (r *renderer) nodePolicy(n *spec.Node) *networkingv1.NetworkPolicy {
 	rules = append(rules, rule(cidrPeers(fw.OperatorSources), policyPorts(fw.Operator, fw.Published))...)
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   npTypeMeta,
-		ObjectMeta: r.meta(n.Name, r.labels(LabelNode, n.Name)),
+		ObjectMeta: r.meta(n.Name, r.labels(spec.LabelNode, n.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelName: n.Name}},
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: n.Name}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress:     rules,
 		},
@@ -268,9 +264,9 @@ func (r *renderer) rolePolicy(n *spec.Node, role *spec.Role) *networkingv1.Netwo
 	fw := n.Firewall
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   npTypeMeta,
-		ObjectMeta: r.meta(name, r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		ObjectMeta: r.meta(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelName: name}},
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: name}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: rule(append([]networkingv1.NetworkPolicyPeer{namespacePods()}, cidrPeers(fw.InternalSources, fw.AdminSources)...),
 				policyPorts(role.Ports)),
@@ -282,11 +278,11 @@ func (r *renderer) rolePolicy(n *spec.Node, role *spec.Role) *networkingv1.Netwo
 func (r *renderer) metricsPolicy(n *spec.Node, role *spec.Role) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   npTypeMeta,
-		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelName: spec.RoleObjectName(n.Name, role.Name)}},
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: spec.RoleObjectName(n.Name, role.Name)}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: rule([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: n.Name}}}},
+			Ingress: rule([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: n.Name}}}},
 				policyPorts([]spec.Port{*role.Metrics})),
 		},
 	}
@@ -296,7 +292,7 @@ func (r *renderer) serviceAccount(n *spec.Node) *corev1.ServiceAccount {
 	no := false
 	return &corev1.ServiceAccount{
 		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta:                   r.meta(spec.ServiceAccountName(n.Name), r.labels(LabelNode, n.Name)),
+		ObjectMeta:                   r.meta(spec.ServiceAccountName(n.Name), r.labels(spec.LabelNode, n.Name)),
 		AutomountServiceAccountToken: &no,
 	}
 }
@@ -305,7 +301,7 @@ func (r *renderer) serviceAccount(n *spec.Node) *corev1.ServiceAccount {
 func (r *renderer) claim(n *spec.Node) *corev1.PersistentVolumeClaim {
 	pvc := &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: r.meta(spec.ClaimName(n.Name), r.labels(LabelNode, n.Name)),
+		ObjectMeta: r.meta(spec.ClaimName(n.Name), r.labels(spec.LabelNode, n.Name)),
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{
@@ -338,7 +334,7 @@ var svcTypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}
 // nodeService exposes exactly the published, admin and operator ports (FR-018); Local keeps
 // the client's address, which the NetworkPolicy's ipBlocks need.
 func (r *renderer) nodeService(n *spec.Node, ports []spec.Port) *corev1.Service {
-	meta := r.meta(n.Name, r.labels(LabelNode, n.Name))
+	meta := r.meta(n.Name, r.labels(spec.LabelNode, n.Name))
 	if len(n.ServiceAnnotations) > 0 {
 		meta.Annotations = maps.Clone(n.ServiceAnnotations)
 	}
@@ -348,7 +344,7 @@ func (r *renderer) nodeService(n *spec.Node, ports []spec.Port) *corev1.Service 
 		Spec: corev1.ServiceSpec{
 			Type:                  corev1.ServiceTypeLoadBalancer,
 			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
-			Selector:              map[string]string{LabelName: n.Name},
+			Selector:              map[string]string{spec.LabelName: n.Name},
 			Ports:                 servicePorts(ports),
 		},
 	}
@@ -358,10 +354,10 @@ func (r *renderer) roleService(n *spec.Node, role *spec.Role) *corev1.Service {
 	name := spec.RoleObjectName(n.Name, role.Name)
 	return &corev1.Service{
 		TypeMeta:   svcTypeMeta,
-		ObjectMeta: r.meta(name, r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		ObjectMeta: r.meta(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{LabelName: name},
+			Selector: map[string]string{spec.LabelName: name},
 			Ports:    servicePorts(role.Ports),
 		},
 	}
@@ -370,11 +366,11 @@ func (r *renderer) roleService(n *spec.Node, role *spec.Role) *corev1.Service {
 func (r *renderer) metricsService(n *spec.Node, role *spec.Role) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   svcTypeMeta,
-		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(LabelNode, n.Name, LabelRole, role.Name)),
+		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: corev1.ServiceSpec{
 			Type:      corev1.ServiceTypeClusterIP,
 			ClusterIP: corev1.ClusterIPNone,
-			Selector:  map[string]string{LabelName: spec.RoleObjectName(n.Name, role.Name)},
+			Selector:  map[string]string{spec.LabelName: spec.RoleObjectName(n.Name, role.Name)},
 			Ports:     servicePorts([]spec.Port{*role.Metrics}),
 		},
 	}
@@ -475,17 +471,19 @@ func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, machineID, ro
 	return c
 }
 
-var deployTypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+// DeploymentTypeMeta is the TypeMeta of every Deployment slipway applies, rendered or rolled
+// back (the engine's rollback writes one too).
+var DeploymentTypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
 
 func (r *renderer) deployment(name string, labels map[string]string, replicas int32, ps corev1.PodSpec) *appsv1.Deployment {
 	podLabels := maps.Clone(labels)
-	podLabels[LabelName] = name
+	podLabels[spec.LabelName] = name
 	return &appsv1.Deployment{
-		TypeMeta:   deployTypeMeta,
+		TypeMeta:   DeploymentTypeMeta,
 		ObjectMeta: r.meta(name, podLabels),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: name}},
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: name}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(podLabels)},
 				Spec:       ps,
@@ -503,7 +501,7 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: spec.ClaimName(n.Name)}}}}, ps.Volumes...)
 	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "state", MountPath: StateMountPath}}, c.VolumeMounts...)
 	ps.Containers = []corev1.Container{c}
-	d := r.deployment(n.Name, r.labels(LabelNode, n.Name), 1, ps)
+	d := r.deployment(n.Name, r.labels(spec.LabelNode, n.Name), 1, ps)
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	workload(d, n, n.Workload)
 	return d
@@ -540,7 +538,7 @@ func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deploym
 			VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 		}}
 	}
-	d := r.deployment(name, r.labels(LabelNode, n.Name, LabelRole, role.Name), role.Replicas, ps)
+	d := r.deployment(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name), role.Replicas, ps)
 	workload(d, n, role.Workload)
 	return d
 }

@@ -135,7 +135,7 @@ func TestRules(t *testing.T) {
 			t.Errorf("%s/%s in namespace %q", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), o.GetNamespace())
 		}
 		l := o.GetLabels()
-		if l[render.LabelManagedBy] != "slipway" || l[render.LabelGroup] != "golden" {
+		if l[spec.LabelManagedBy] != "slipway" || l[spec.LabelGroup] != "golden" {
 			t.Errorf("%s/%s labels %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), l)
 		}
 	}

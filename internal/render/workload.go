@@ -99,7 +99,7 @@ func (r *renderer) budget(name string, labels map[string]string, d *spec.Disrupt
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: r.meta(name, labels),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{LabelName: name}},
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: name}},
 			MaxUnavailable: d.MaxUnavailable,
 			MinAvailable:   d.MinAvailable,
 		},
@@ -111,7 +111,7 @@ func (r *renderer) budget(name string, labels map[string]string, d *spec.Disrupt
 func (r *renderer) budgets(n *spec.Node) []Object {
 	var out []Object
 	if n.Disruption != nil {
-		out = append(out, r.budget(n.Name, r.labels(LabelNode, n.Name), n.Disruption))
+		out = append(out, r.budget(n.Name, r.labels(spec.LabelNode, n.Name), n.Disruption))
 	}
 	for _, role := range n.Roles {
 		if role.Replicas < 2 {
@@ -121,7 +121,7 @@ func (r *renderer) budgets(n *spec.Node) []Object {
 		if d == nil {
 			d = spec.DefaultDisruption()
 		}
-		out = append(out, r.budget(spec.RoleObjectName(n.Name, role.Name), r.labels(LabelNode, n.Name, LabelRole, role.Name), d))
+		out = append(out, r.budget(spec.RoleObjectName(n.Name, role.Name), r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name), d))
 	}
 	return out
 }

@@ -4,6 +4,18 @@ import (
 	"slices"
 )
 
+// Labels of SPEC §5, on every object slipway makes: render sets them, plan, the engine and the
+// state's Kubernetes backend read them. Pods are selected by LabelName alone, so a selector
+// never changes when other labels do (a Deployment's selector is immutable).
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "slipway"
+	LabelGroup     = "slipway.dev/group"
+	LabelName      = "app.kubernetes.io/name"
+	LabelNode      = "slipway.dev/node"
+	LabelRole      = "slipway.dev/role"
+)
+
 // Names of the objects slipway derives from a group (SPEC §5). render uses these, so a name
 // validated here is the name rendered.
 const DefaultDenyPolicy = "default-deny"

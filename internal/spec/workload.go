@@ -67,4 +67,4 @@ const DefaultStopGracePeriod = 30 * time.Second
 const reservedLabelPrefix = "slipway.dev/"
 
 // reservedLabels are slipway's labels outside its domain (SPEC §5).
-var reservedLabels = []string{"app.kubernetes.io/managed-by", "app.kubernetes.io/name"}
+var reservedLabels = []string{LabelManagedBy, LabelName}

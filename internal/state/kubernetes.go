@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/spec"
 )
 
 // KubeAccess is the part of *kube.Client the kubernetes backend uses.
@@ -34,9 +35,7 @@ type KubeAccess interface {
 var _ KubeAccess = (*kube.Client)(nil)
 
 const (
-	labelManagedBy = "app.kubernetes.io/managed-by"
 	labelComponent = "app.kubernetes.io/component"
-	labelGroup     = "slipway.dev/group"
 	annoLockInfo   = "slipway.dev/lock-info"
 	annoSerial     = "slipway.dev/serial"
 	annoLineage    = "slipway.dev/lineage"
@@ -85,11 +84,11 @@ func (b *kubeBackend) where() string      { return b.ns + "/" + b.secretName() }
 // apply marks the namespace it creates: with the state in the group's own namespace
 // (kubernetes://N), the lock creates N first, and N is then still the group's to destroy.
 func (b *kubeBackend) namespaceLabels() map[string]string {
-	return map[string]string{labelManagedBy: "slipway", labelGroup: b.group}
+	return map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: b.group}
 }
 
 func (b *kubeBackend) labels() map[string]string {
-	return map[string]string{labelManagedBy: "slipway", labelComponent: "state", labelGroup: b.group}
+	return map[string]string{spec.LabelManagedBy: spec.ManagedBy, labelComponent: "state", spec.LabelGroup: b.group}
 }
 
 func (b *kubeBackend) Read(ctx context.Context) (*Document, error) {
@@ -184,7 +183,7 @@ func (b *kubeBackend) Delete(ctx context.Context) error {
 
 // List returns the groups with a state Secret in the namespace.
 func (b *kubeBackend) List(ctx context.Context) ([]string, error) {
-	l, err := b.kube.ListStateSecrets(ctx, b.ns, map[string]string{labelManagedBy: "slipway", labelComponent: "state"})
+	l, err := b.kube.ListStateSecrets(ctx, b.ns, map[string]string{spec.LabelManagedBy: spec.ManagedBy, labelComponent: "state"})
 	if errors.Is(err, kube.ErrObjectNotFound) {
 		return nil, nil
 	}
@@ -193,7 +192,7 @@ func (b *kubeBackend) List(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, s := range l {
-		if g := s.Labels[labelGroup]; g != "" {
+		if g := s.Labels[spec.LabelGroup]; g != "" {
 			out = append(out, g)
 		}
 	}

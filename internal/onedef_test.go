@@ -1,0 +1,72 @@
+package internal_test
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestOneDefinition: slipway's labels, the Deployment TypeMeta and the default rollout limit
+// are written once (issue 13), so a change of one cannot miss a copy. kube keeps its own
+// "app.kubernetes.io/name" (its watch selects pods by it): by the import table it imports
+// nothing of internal/.
+func TestOneDefinition(t *testing.T) {
+	counts := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				return false
+			}
+			at := fset.Position(n.Pos()).String()
+			switch n := n.(type) {
+			case *ast.BasicLit:
+				if s, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING && !(pkg == "kube" && s == "app.kubernetes.io/name") {
+					counts[s] = append(counts[s], at)
+				}
+			case *ast.CompositeLit:
+				var b bytes.Buffer
+				_ = printer.Fprint(&b, fset, n)
+				if s := b.String(); strings.HasPrefix(s, "metav1.TypeMeta{") && strings.Contains(s, `Kind: "Deployment"`) {
+					counts["Deployment TypeMeta"] = append(counts["Deployment TypeMeta"], at)
+				}
+			case *ast.BinaryExpr:
+				var b bytes.Buffer
+				_ = printer.Fprint(&b, fset, n)
+				if b.String() == "5 * time.Minute" {
+					counts["the default rollout limit (5 * time.Minute)"] = append(counts["the default rollout limit (5 * time.Minute)"], at)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{
+		"slipway.dev/group", "slipway.dev/node", "slipway.dev/role", "app.kubernetes.io/managed-by", "app.kubernetes.io/name",
+		"Deployment TypeMeta", "the default rollout limit (5 * time.Minute)",
+	} {
+		t.Run(what, func(t *testing.T) {
+			if len(counts[what]) != 1 {
+				t.Errorf("%s is written %d times, want once: %v", what, len(counts[what]), counts[what])
+			}
+		})
+	}
+}
