@@ -25,6 +25,7 @@ func TestComputeFollowsUnfinishedRollouts(t *testing.T) {
 		suspended   bool
 		interrupted map[string]string
 		notReady    map[string]string
+		stateImage  string // "": the running image
 		wantNodes   []NodePlan
 		wantDrift   []Drift
 	}{
@@ -40,15 +41,22 @@ func TestComputeFollowsUnfinishedRollouts(t *testing.T) {
 		{name: "suspended: resume follows it", live: live, suspended: true, interrupted: map[string]string{"web": "applied while suspended"},
 			wantNodes: []NodePlan{{Node: "web"}},
 			wantDrift: []Drift{{Node: "web", Running: running, State: running, Note: SuspendedPendingNote}}},
+		{name: "suspended, killed before the Deployment changed: resume follows it", live: live, suspended: true,
+			interrupted: map[string]string{"web": ""}, stateImage: "r/web@sha256:b",
+			wantNodes: []NodePlan{{Node: "web"}},
+			wantDrift: []Drift{{Node: "web", Running: running, State: "r/web@sha256:b", Note: SuspendedPendingNote}}},
 		{name: "ready and recorded", live: live, wantNodes: []NodePlan{{Node: "web"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.stateImage == "" {
+				tc.stateImage = running
+			}
 			p := Compute(Input{Group: "demo", Namespace: "demo", Suspended: tc.suspended,
 				Desired:       []*unstructured.Unstructured{dep},
 				Live:          map[Key]*unstructured.Unstructured{k: tc.live},
 				DryRun:        map[Key]*unstructured.Unstructured{k: dep},
 				RunningImages: map[string]string{"web": running},
-				StateImages:   map[string]string{"web": running},
+				StateImages:   map[string]string{"web": tc.stateImage},
 				Interrupted:   tc.interrupted, NotReady: tc.notReady,
 			})
 			if d := cmp.Diff(tc.wantNodes, p.Nodes); d != "" {

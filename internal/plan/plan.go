@@ -349,6 +349,9 @@ func Compute(in Input) *Plan {
 		}
 		if _, ok := in.Interrupted[node]; ok {
 			note = InterruptedReason
+			if in.Suspended {
+				note = SuspendedPendingNote
+			}
 		}
 		p.Drift = append(p.Drift, Drift{Node: node, Running: run, State: want, Note: note})
 	}
