@@ -180,7 +180,8 @@ func TestPlanDestroy(t *testing.T) {
 		"group: delete Namespace/" + g.Name, "group: delete NetworkPolicy/default-deny",
 		"web: delete Deployment/web", "web: delete Deployment/web-worker", "web: delete NetworkPolicy/web",
 		"web: delete NetworkPolicy/web-worker", "web: delete NetworkPolicy/web-worker-metrics",
-		"web: delete PersistentVolumeClaim/web-state destructive", "web: delete Service/web", "web: delete Service/web-worker",
+		"web: delete PersistentVolumeClaim/web-state destructive", "web: delete PodDisruptionBudget/web-worker",
+		"web: delete Service/web", "web: delete Service/web-worker",
 		"web: delete Service/web-worker-metrics", "web: delete ServiceAccount/node-web",
 	}
 	if d := cmp.Diff(want, v.ChangeLines()); d != "" || !v.Destroy || !v.Changes {
