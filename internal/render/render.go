@@ -177,13 +177,15 @@ func (r *renderer) namespace() *corev1.Namespace {
 
 var npTypeMeta = metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"}
 
-// defaultDeny selects every pod of the namespace and lets nothing in (FR-010).
+// defaultDeny selects every pod of the group and lets nothing in (FR-010). Only the group's
+// pods: in a namespace slipway did not create, the other pods there are not slipway's to
+// isolate.
 func (r *renderer) defaultDeny() *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   npTypeMeta,
 		ObjectMeta: r.meta(spec.DefaultDenyPolicy, r.labels()),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{},
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelGroup: r.in.Group.Name}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 		},
 	}
