@@ -7,7 +7,9 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"slipway.dev/slipway/internal/state"
 )
 
 // inflightGroup is one node without roles; {{ENV}} is its env line.
@@ -108,6 +112,14 @@ func (g *inflight) interrupt(cmd *exec.Cmd, sig syscall.Signal) {
 	}
 }
 
+// requireStatusNotReady checks that status does not call the never-ready template ready.
+func (g *inflight) requireStatusNotReady() {
+	g.t.Helper()
+	if st := g.roStatus(); len(st.Nodes) != 1 || st.Nodes[0].LastRollout == nil || st.Nodes[0].LastRollout.Result == "ready" && g.neverReadyLive() {
+		g.t.Errorf("status calls the never-ready template ready: %+v", st.Nodes)
+	}
+}
+
 // requireFollowed checks the promise of SPEC §6 after an interruption: plan does not say
 // `No changes.` and names the rollout it follows; the next apply waits for the never-ready
 // rollout, rolls it back to the template that ran ready and fails; the node is then Ready on
@@ -117,9 +129,6 @@ func (g *inflight) requireFollowed(planWants string) {
 	p := g.Run("plan", "--detailed-exitcode")
 	if p.Code != 2 || !strings.Contains(p.Stdout, planWants) {
 		g.t.Errorf("plan after the interruption: want exit 2 and %q, got %s", planWants, p)
-	}
-	if st := g.roStatus(); len(st.Nodes) != 1 || st.Nodes[0].LastRollout == nil || st.Nodes[0].LastRollout.Result == "ready" && g.neverReadyLive() {
-		g.t.Errorf("status calls the never-ready template ready: %+v", st.Nodes)
 	}
 	r := g.Run("apply", "--yes", "--timeout", "10s")
 	wantErr := regexp.MustCompile(`(?m)^error: node solo: deployment solo: rollout failed: NotReady: pod solo-\S+: container node: did not become ready within 10s: .+; rolled back to ` + regexp.QuoteMeta(g.digest) + `$`)
@@ -162,6 +171,7 @@ func TestInflightApplyInterrupted(t *testing.T) {
 				cmd := g.start(ctx, "apply", "--yes", "--timeout", "60s")
 				g.waitFor(ctx, "the apply applies the never-ready template", g.neverReadyLive)
 				g.interrupt(cmd, sg.sig)
+				g.requireStatusNotReady()
 				g.requireFollowed("a rollout was interrupted")
 			})
 		}
@@ -220,8 +230,36 @@ func TestInflightSuspendedApply(t *testing.T) {
 				cmd := g.start(ctx, "resume", "--yes", "--timeout", "60s")
 				g.waitFor(ctx, "the resume scales solo up", func() bool { return *g.roDeployment("solo").Spec.Replicas == 1 })
 				g.interrupt(cmd, sg.sig)
+				g.requireStatusNotReady()
 				g.requireFollowed("a rollout was interrupted")
 			})
 		}
 	}
+}
+
+// A node whose pods are not ready with a state that says nothing of it (written by a slipway
+// without the in-flight marker, or a pod that stopped being ready) is no `No changes.` either:
+// plan reads the live readiness, and apply follows the rollout and rolls it back.
+func TestInflightNotReadyWithoutRecord(t *testing.T) {
+	t.Parallel()
+	g := newInflight(t, "if-norecord", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g.writeNeverReady()
+	cmd := g.start(ctx, "apply", "--yes", "--timeout", "60s")
+	g.waitFor(ctx, "the apply applies the never-ready template", g.neverReadyLive)
+	g.interrupt(cmd, syscall.SIGKILL)
+
+	// The state as an older slipway left it: the last rollout ready.
+	path := filepath.Join(g.Dir, state.DefaultPath(g.Name))
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(doc), `"result": "in-progress"`, `"result": "ready"`, 1)
+	if edited == string(doc) {
+		t.Fatalf("state %s: no rollout in flight after the kill:\n%s", path, doc)
+	}
+	g.WriteFile(state.DefaultPath(g.Name), edited)
+	g.requireFollowed("it is not ready (0 of 1 pods ready")
 }
