@@ -280,12 +280,12 @@ func TestStopSignalUnsupported(t *testing.T) {
 	if !strings.Contains(string(saved), "systemctl") {
 		t.Fatalf("the group has no init: systemd node: the test proves nothing")
 	}
-	if r := g.MustRun(0, "plan"); strings.Count(r.Stdout, "ContainerStopSignals") != 1 {
-		t.Errorf("plan text: want the note once, got %s", r)
+	if r := g.MustRun(0, "plan"); strings.Count(r.Stderr, "note: init: systemd pods stop with SIGTERM") != 1 || strings.Contains(r.Stdout, "ContainerStopSignals") {
+		t.Errorf("plan text: want the note once on stderr, got %s", r)
 	}
 	g.MustRun(0, "apply", "--yes")
-	if r := g.MustRun(0, "plan", "--detailed-exitcode"); !strings.Contains(r.Stdout, "No changes.") {
-		t.Errorf("plan after apply: want No changes., got %s", r)
+	if r := g.MustRun(0, "plan", "--detailed-exitcode"); r.Stdout != "No changes.\n" {
+		t.Errorf("plan after apply: want only No changes. on stdout, got %s", r)
 	}
 }
 
@@ -397,7 +397,7 @@ func TestStopSignalSupported(t *testing.T) {
 			t.Errorf("Deployment %s: stop signal %q, os %v; want %q", tc.deployment, got, ps.OS, tc.want)
 		}
 	}
-	if r := g.MustRun(0, "plan", "--detailed-exitcode"); !strings.Contains(r.Stdout, "No changes.") || strings.Contains(r.Stdout, "Note:") {
+	if r := g.MustRun(0, "plan", "--detailed-exitcode"); r.Stdout != "No changes.\n" || strings.Contains(r.Stderr, "note:") {
 		t.Errorf("plan after apply: want No changes. and no note, got %s", r)
 	}
 }

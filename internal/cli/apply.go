@@ -67,6 +67,9 @@ func newApplyCmd(g *Globals) *cobra.Command {
 					}
 					// Apply the saved plan itself: its objects and machine IDs are what was shown.
 				}
+				if g.Output != "json" {
+					ui.PlanNotes(cmd.ErrOrStderr(), p)
+				}
 				if p.HasChanges() && g.Output != "json" {
 					s.printer.Close()
 					ui.PlanWith(cmd.ErrOrStderr(), p, g.planOptions(cmd.ErrOrStderr()))

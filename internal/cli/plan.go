@@ -47,6 +47,7 @@ func newPlanCmd(g *Globals) *cobra.Command {
 			if g.Output == "json" {
 				err = ui.PlanJSON(cmd.OutOrStdout(), p)
 			} else {
+				ui.PlanNotes(cmd.ErrOrStderr(), p)
 				ui.PlanWith(cmd.OutOrStdout(), p, g.planOptions(cmd.OutOrStdout()))
 			}
 			if err != nil {

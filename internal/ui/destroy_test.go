@@ -7,7 +7,8 @@ import (
 	"slipway.dev/slipway/internal/plan"
 )
 
-// A plan of `plan -destroy` says so in its title, and its notes come first.
+// A plan of `plan -destroy` says so in its title; its notes are lines of their own (the CLI
+// writes them to stderr), not part of the plan's text.
 func TestDestroyPlanText(t *testing.T) {
 	k := func(kind, name string) plan.Key { return plan.Key{Kind: kind, Namespace: "demo", Name: name} }
 	p := &plan.Plan{
@@ -27,4 +28,9 @@ func TestDestroyPlanText(t *testing.T) {
 	var b bytes.Buffer
 	Plan(&b, p)
 	golden(t, "plan-destroy.txt", b.Bytes())
+	b.Reset()
+	PlanNotes(&b, p)
+	if want := "note: destroy deletes the group's state too; the images stay in the registry\n"; b.String() != want {
+		t.Errorf("notes = %q, want %q", b.String(), want)
+	}
 }

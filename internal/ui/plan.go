@@ -23,17 +23,20 @@ type PlanOptions struct {
 // Plan writes p as plain text (no escape codes); see PlanWith.
 func Plan(w io.Writer, p *plan.Plan) { PlanWith(w, p, PlanOptions{}) }
 
+// PlanNotes writes the plan's notes, one "note: …" line each: what the operator should know
+// that changes nothing. The CLI writes them to stderr, so that a plan's stdout stays its
+// result ("No changes." alone when there are none).
+func PlanNotes(w io.Writer, p *plan.Plan) {
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
 // PlanWith writes p as text: per node its images and changes, destructive ones marked, the
 // drift, and a closing summary; "No changes." when apply would do nothing.
 func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 	pal := palette{on: o.Color}
 	c := p.Counts()
-	for _, n := range p.Notes {
-		fmt.Fprintf(w, "Note: %s.\n", n)
-	}
-	if len(p.Notes) > 0 {
-		fmt.Fprintln(w)
-	}
 	if p.Suspended {
 		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", p.Group)
 	}
