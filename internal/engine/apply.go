@@ -418,7 +418,7 @@ func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
 }
 
 // applyNode runs SPEC §6 steps 2–8 for one node.
-func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *recorder, w *kube.Watch, byKey map[plan.Key]*unstructured.Unstructured, name string) error {
+func (e *Engine) applyNode(ctx context.Context, p *plan.Plan, t Target, rec *recorder, w deploymentWatch, byKey map[plan.Key]*unstructured.Unstructured, name string) error {
 	n := t.Group.Node(name)
 	np := p.Node(name)
 	record := func(step string) error {
@@ -569,7 +569,7 @@ func diffTouches(diff []plan.FieldDiff, part string) bool {
 }
 
 // scaleAndWait sets a Deployment's replicas and waits until its pods match (0: all gone).
-func (e *Engine) scaleAndWait(ctx context.Context, w *kube.Watch, k plan.Key, replicas int32) error {
+func (e *Engine) scaleAndWait(ctx context.Context, w deploymentWatch, k plan.Key, replicas int32) error {
 	gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas)
 	if err != nil {
 		return err
@@ -590,7 +590,7 @@ func (e *Engine) scaleAndWait(ctx context.Context, w *kube.Watch, k plan.Key, re
 //
 // minGen is the generation the apply (or scale) returned: until the cache holds it, the
 // status there is of the old object and says nothing about this rollout.
-func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, minGen int64, since time.Time, limit time.Duration, node string, check func(status.Input) status.Result) status.Result {
+func (e *Engine) wait(ctx context.Context, w deploymentWatch, k plan.Key, minGen int64, since time.Time, limit time.Duration, node string, check func(status.Input) status.Result) status.Result {
 	var last status.Result
 	tick := time.NewTicker(time.Second) // time passes even when nothing changes: limits, grace
 	defer tick.Stop()
@@ -620,7 +620,7 @@ func (e *Engine) wait(ctx context.Context, w *kube.Watch, k plan.Key, minGen int
 
 // failureReport is the recent events of the pod, its ReplicaSet and its Deployment, each under
 // the object they are about, and the pod's last log lines, for the operator.
-func (e *Engine) failureReport(ctx context.Context, w *kube.Watch, k plan.Key, res status.Result) string {
+func (e *Engine) failureReport(ctx context.Context, w deploymentWatch, k plan.Key, res status.Result) string {
 	dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
 	var b strings.Builder
 	if res.Pod != "" {
@@ -643,7 +643,7 @@ func (e *Engine) failureReport(ctx context.Context, w *kube.Watch, k plan.Key, r
 // rollbackTarget returns the Deployment as it should be set back to on a failed rollout: the
 // live one when it runs ready, else the live one with the template of the ReplicaSet whose
 // pod-template-hash is readyHash; nil when there is none (a first deploy).
-func rollbackTarget(w *kube.Watch, k plan.Key, readyHash string) *appsv1.Deployment {
+func rollbackTarget(w deploymentWatch, k plan.Key, readyHash string) *appsv1.Deployment {
 	live, rss, _, _ := w.Deployment(k.Namespace, k.Name)
 	if live == nil {
 		return nil
@@ -666,7 +666,7 @@ func rollbackTarget(w *kube.Watch, k plan.Key, readyHash string) *appsv1.Deploym
 
 // templateHash is the pod-template-hash of the Deployment's current ReplicaSet (the one of
 // its revision), "" when the cache does not show it.
-func templateHash(w *kube.Watch, k plan.Key) string {
+func templateHash(w deploymentWatch, k plan.Key) string {
 	live, rss, _, _ := w.Deployment(k.Namespace, k.Name)
 	if live == nil {
 		return ""

@@ -15,14 +15,13 @@ import (
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
 // Options configure an Engine.
 type Options struct {
-	Kube      *kube.Client
+	Kube      Cluster
 	Builder   image.Builder
 	Publisher image.Publisher
 	// Registry is where node images go (K8S_REGISTRY).

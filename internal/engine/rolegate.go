@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"slipway.dev/slipway/internal/event"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -19,7 +18,7 @@ import (
 // as desired: an earlier apply was killed during the rollout, say). Roles start only next to a
 // ready node (SPEC §6 step 7). The outcome is recorded as the node's last rollout when the
 // state does not say it already.
-func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w *kube.Watch, n *spec.Node, k plan.Key) error {
+func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w deploymentWatch, n *spec.Node, k plan.Key) error {
 	res := e.wait(ctx, w, k, 0, time.Now(), e.rolloutLimit(n), n.Name, status.Rollout)
 	var img string
 	if dep, _, _, _ := w.Deployment(k.Namespace, k.Name); dep != nil {

@@ -29,7 +29,7 @@ const suspendedNote = "applied while the group was suspended: resume rolls it ou
 //
 // While the group is suspended the template is applied at 0 replicas and nothing runs: the
 // state keeps the rollout in flight (nothing became ready) and resume rolls it out.
-func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w *kube.Watch, n *spec.Node, c *plan.Change, obj *unstructured.Unstructured) error {
+func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w deploymentWatch, n *spec.Node, c *plan.Change, obj *unstructured.Unstructured) error {
 	k := c.Key
 	// The template to go back to: the live one, if it was running ready when we started; else
 	// the last one that became ready, still in its ReplicaSet (an earlier apply was killed
@@ -85,7 +85,7 @@ type rollbackFunc func(prev *appsv1.Deployment) (status.Result, string, error)
 
 // rollbackFunc is the rollback of Deployment k, with its own time budget, not what is left of
 // the rollout's.
-func (e *Engine) rollbackFunc(ctx context.Context, w *kube.Watch, k plan.Key, limit time.Duration, node string) rollbackFunc {
+func (e *Engine) rollbackFunc(ctx context.Context, w deploymentWatch, k plan.Key, limit time.Duration, node string) rollbackFunc {
 	return func(prev *appsv1.Deployment) (status.Result, string, error) {
 		out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), rollbackObject(prev), kube.ApplyOptions{Force: true})
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"slipway.dev/slipway/internal/event"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -92,7 +91,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 // suspend stops roles first, then the nodes, and waits for all. The state says suspended only
 // once every Deployment is at 0: a suspend stopped half-way leaves a group the next apply
 // brings back up, not one it takes for suspended.
-func (e *Engine) suspend(ctx context.Context, rec *recorder, w *kube.Watch, t Target, targets []scaleTarget) error {
+func (e *Engine) suspend(ctx context.Context, rec *recorder, w deploymentWatch, t Target, targets []scaleTarget) error {
 	sort.SliceStable(targets, func(i, j int) bool { return targets[i].isRole() && !targets[j].isRole() })
 	var errs []error
 	gens := make([]int64, len(targets))
@@ -129,7 +128,7 @@ func (e *Engine) suspend(ctx context.Context, rec *recorder, w *kube.Watch, t Ta
 // resume marks the group resumed before it changes anything (a resume stopped half-way leaves
 // a group the next apply rolls out, not one it scales back down), then per node scales its
 // Deployment up, follows the rollout as apply does, and starts its roles next to a ready node.
-func (e *Engine) resume(ctx context.Context, rec *recorder, w *kube.Watch, t Target, targets []scaleTarget) error {
+func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t Target, targets []scaleTarget) error {
 	if err := rec.update(ctx, "before resuming the group", func(d *state.Document) {
 		for _, ns := range d.Nodes {
 			ns.Suspended = false
@@ -161,7 +160,7 @@ func (e *Engine) resume(ctx context.Context, rec *recorder, w *kube.Watch, t Tar
 
 // resumeNode scales node's own Deployment up and follows its rollout, then starts its roles
 // next to a ready node.
-func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w *kube.Watch, t Target, node string, targets []scaleTarget) error {
+func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatch, t Target, node string, targets []scaleTarget) error {
 	limit := e.rolloutLimit(t.Group.Node(node))
 	var roles []scaleTarget
 	for _, tg := range targets {
@@ -196,7 +195,7 @@ func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w *kube.Watch, t
 
 // resumeRollout scales a node's Deployment up and follows it as apply follows a rollout
 // (settle): ready is recorded, a failure is set back to the last template that became ready.
-func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w *kube.Watch, node string, tg scaleTarget, limit time.Duration) error {
+func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentWatch, node string, tg scaleTarget, limit time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("resume interrupted before deployment %s: %w", tg.key.Name, err)
 	}

@@ -35,8 +35,16 @@ const (
 	byInvolved = "involvedObject.name"
 )
 
+// DeploymentCache is what a rollout reads of a Watch; an unnamed interface so that a caller
+// may declare the same one and have *Client satisfy its own interface.
+type DeploymentCache = interface {
+	Changed(name string) <-chan struct{}
+	Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event)
+	Stop()
+}
+
 // Watch starts watching ns and returns once the caches are filled.
-func (c *Client) Watch(ctx context.Context, ns string) (*Watch, error) {
+func (c *Client) Watch(ctx context.Context, ns string) (DeploymentCache, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0, informers.WithNamespace(ns))
 	w := &Watch{
 		factory: f,

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"slipway.dev/slipway/internal/kube"
+)
+
+// The engine reaches the cluster only through these interfaces, so its decisions can be
+// tested against a fake (fake_test.go); *kube.Client satisfies Cluster.
+
+// objectWriter changes objects: apply, replace, prune, suspend and resume.
+type objectWriter interface {
+	Apply(ctx context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error)
+	Delete(ctx context.Context, k kube.Key) error
+	WaitGone(ctx context.Context, k kube.Key, limit time.Duration) error
+	Scale(ctx context.Context, ns, name string, replicas int32) (int64, error)
+}
+
+// deploymentWatch is a cache of a namespace's Deployments, their ReplicaSets, pods and events,
+// which rollouts wait on. The same unnamed type as kube.DeploymentCache.
+type deploymentWatch = interface {
+	Changed(name string) <-chan struct{}
+	Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event)
+	Stop()
+}
+
+// rolloutWatcher follows rollouts: the watch, and a failed pod's last log lines.
+type rolloutWatcher interface {
+	Watch(ctx context.Context, ns string) (deploymentWatch, error)
+	PodLogTail(ctx context.Context, ns, pod, container string, n int64) string
+}
+
+// clusterReader reads what plan, status and the pre-flight checks need.
+type clusterReader interface {
+	Ping(ctx context.Context) (string, error)
+	RuntimeClassExists(ctx context.Context, name string) (bool, error)
+	Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error)
+	ListManaged(ctx context.Context, ns, selector string) (map[kube.Key]*unstructured.Unstructured, error)
+	ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error)
+	StopSignalSupported(ctx context.Context, ns string) (bool, error)
+}
+
+// Cluster is every call the engine makes to Kubernetes.
+type Cluster interface {
+	objectWriter
+	rolloutWatcher
+	clusterReader
+	DeleteNamespaceAndWait(ctx context.Context, ns string) error
+}
+
+var _ Cluster = (*kube.Client)(nil)

@@ -1,0 +1,333 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"slipway.dev/slipway/internal/kube"
+)
+
+// fakeCluster plays the API server and a deployment controller in memory: a Deployment's
+// pods become ready, hang not ready, or crash loop, by the image they run (images containing
+// "hang" or "crash"). Every call is logged; onCall may cancel a run between steps.
+type fakeCluster struct {
+	mu      sync.Mutex
+	objects map[kube.Key]*unstructured.Unstructured
+	deps    map[string]*fakeDeployment
+	changed map[string]chan struct{}
+	calls   []string
+	uid     int
+	// released: pods of "slow" images are ready; until then they are not.
+	released bool
+	onCall   func(call string) // called after each change, outside the lock
+}
+
+type fakeDeployment struct {
+	dep  *appsv1.Deployment
+	rss  []*appsv1.ReplicaSet
+	pods []*corev1.Pod
+}
+
+func newFakeCluster() *fakeCluster {
+	return &fakeCluster{objects: map[kube.Key]*unstructured.Unstructured{}, deps: map[string]*fakeDeployment{}, changed: map[string]chan struct{}{}}
+}
+
+var _ Cluster = (*fakeCluster)(nil)
+
+func (f *fakeCluster) log(call string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, call)
+	hook := f.onCall
+	f.mu.Unlock()
+	if hook != nil {
+		hook(call)
+	}
+}
+
+// Calls returns the calls so far.
+func (f *fakeCluster) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeCluster) Apply(_ context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetKind() == "" {
+		u.SetAPIVersion("apps/v1")
+		u.SetKind("Deployment")
+	}
+	if opts.DryRun {
+		return u, nil
+	}
+	k := kube.Key{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	f.mu.Lock()
+	if u.GetKind() == "Deployment" {
+		var d appsv1.Deployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &d); err != nil {
+			f.mu.Unlock()
+			return nil, err
+		}
+		f.applyDeployment(&d)
+		u.SetGeneration(f.deps[d.Name].dep.Generation)
+	}
+	f.objects[k] = u
+	f.mu.Unlock()
+	f.log(fmt.Sprintf("apply %s %s", k.Kind, k.Name))
+	return u, nil
+}
+
+// applyDeployment sets the spec of Deployment d and runs the controller.
+func (f *fakeCluster) applyDeployment(d *appsv1.Deployment) {
+	fd := f.deps[d.Name]
+	if fd == nil {
+		f.uid++
+		fd = &fakeDeployment{dep: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, UID: types.UID(fmt.Sprint("dep-", f.uid))}}}
+		f.deps[d.Name] = fd
+	}
+	fd.dep.Labels = d.Labels
+	fd.dep.Spec = *d.Spec.DeepCopy()
+	fd.dep.Generation++
+	f.reconcile(fd)
+}
+
+// reconcile does what the deployment controller and kubelet would: the ReplicaSet of the
+// template runs the replicas, every other is at 0.
+func (f *fakeCluster) reconcile(fd *fakeDeployment) {
+	d := fd.dep
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	var cur *appsv1.ReplicaSet
+	maxRev := 0
+	for _, rs := range fd.rss {
+		var rev int
+		fmt.Sscan(rs.Annotations["deployment.kubernetes.io/revision"], &rev)
+		maxRev = max(maxRev, rev)
+		t := rs.Spec.Template.DeepCopy()
+		delete(t.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+		if equality.Semantic.DeepEqual(t, &d.Spec.Template) {
+			cur = rs
+		}
+	}
+	rev := func(rs *appsv1.ReplicaSet) string { return rs.Annotations["deployment.kubernetes.io/revision"] }
+	if cur == nil {
+		f.uid++
+		hash := fmt.Sprint("h", f.uid)
+		t := d.Spec.Template.DeepCopy()
+		if t.Labels == nil {
+			t.Labels = map[string]string{}
+		}
+		t.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+		cur = &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-" + hash, Namespace: d.Namespace, UID: types.UID("rs-" + hash),
+			Labels:          map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash},
+			Annotations:     map[string]string{},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: ptr.To(true)}}},
+			Spec: appsv1.ReplicaSetSpec{Template: *t}}
+		fd.rss = append(fd.rss, cur)
+	}
+	if rev(cur) != fmt.Sprint(maxRev) || maxRev == 0 {
+		cur.Annotations["deployment.kubernetes.io/revision"] = fmt.Sprint(maxRev + 1)
+	}
+	d.Annotations = map[string]string{"deployment.kubernetes.io/revision": rev(cur)}
+	fd.pods = nil
+	var ready int32
+	for i := range want {
+		p := fakePod(cur, i, f.released)
+		if podReadyFake(p) {
+			ready++
+		}
+		fd.pods = append(fd.pods, p)
+	}
+	for _, rs := range fd.rss {
+		rs.Generation++
+		rs.Status = appsv1.ReplicaSetStatus{ObservedGeneration: rs.Generation}
+		rs.Spec.Replicas = ptr.To[int32](0)
+	}
+	cur.Spec.Replicas = ptr.To(want)
+	cur.Status = appsv1.ReplicaSetStatus{ObservedGeneration: cur.Generation, Replicas: want, ReadyReplicas: ready, AvailableReplicas: ready}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: want, UpdatedReplicas: want, ReadyReplicas: ready, AvailableReplicas: ready}
+	if ch, ok := f.changed[d.Name]; ok {
+		close(ch)
+		delete(f.changed, d.Name)
+	}
+}
+
+// fakePod is pod i of rs, behaving as its image says.
+func fakePod(rs *appsv1.ReplicaSet, i int32, released bool) *corev1.Pod {
+	img := ""
+	if cs := rs.Spec.Template.Spec.Containers; len(cs) > 0 {
+		img = cs[0].Image
+	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", rs.Name, i), Namespace: rs.Namespace,
+		CreationTimestamp: metav1.Now(),
+		OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}},
+		Spec:   *rs.Spec.Template.Spec.DeepCopy(),
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	cs := corev1.ContainerStatus{Name: "node", Image: img}
+	ready := corev1.ConditionFalse
+	switch {
+	case strings.Contains(img, "crash"):
+		cs.RestartCount = 3
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}
+	case strings.Contains(img, "hang"), strings.Contains(img, "slow") && !released:
+		cs.State.Running = &corev1.ContainerStateRunning{}
+	default:
+		cs.State.Running = &corev1.ContainerStateRunning{}
+		cs.Ready = true
+		ready = corev1.ConditionTrue
+	}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}
+	return p
+}
+
+// release makes the pods of "slow" images ready.
+func (f *fakeCluster) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.released = true
+	for _, fd := range f.deps {
+		f.reconcile(fd)
+	}
+}
+
+func podReadyFake(p *corev1.Pod) bool { return p.Status.Conditions[0].Status == corev1.ConditionTrue }
+
+func (f *fakeCluster) Delete(_ context.Context, k kube.Key) error {
+	f.mu.Lock()
+	delete(f.objects, k)
+	if k.Kind == "Deployment" {
+		delete(f.deps, k.Name)
+	}
+	f.mu.Unlock()
+	f.log(fmt.Sprintf("delete %s %s", k.Kind, k.Name))
+	return nil
+}
+
+func (f *fakeCluster) WaitGone(context.Context, kube.Key, time.Duration) error { return nil }
+
+func (f *fakeCluster) Scale(_ context.Context, ns, name string, replicas int32) (int64, error) {
+	f.mu.Lock()
+	fd := f.deps[name]
+	if fd == nil {
+		f.mu.Unlock()
+		return 0, fmt.Errorf("deployment %s/%s: not found", ns, name)
+	}
+	fd.dep.Spec.Replicas = ptr.To(replicas)
+	fd.dep.Generation++
+	f.reconcile(fd)
+	gen := fd.dep.Generation
+	f.mu.Unlock()
+	f.log(fmt.Sprintf("scale %s %d", name, replicas))
+	return gen, nil
+}
+
+// replicas returns Deployment name's replicas, -1 when it does not exist.
+func (f *fakeCluster) replicas(name string) int32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fd := f.deps[name]; fd != nil {
+		return *fd.dep.Spec.Replicas
+	}
+	return -1
+}
+
+// image returns the image Deployment name's template runs.
+func (f *fakeCluster) image(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fd := f.deps[name]; fd != nil {
+		return firstImage(fd.dep.Spec.Template.Spec.Containers)
+	}
+	return ""
+}
+
+func (f *fakeCluster) Watch(context.Context, string) (deploymentWatch, error) { return f, nil }
+
+func (f *fakeCluster) Changed(name string) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch, ok := f.changed[name]
+	if !ok {
+		ch = make(chan struct{})
+		f.changed[name] = ch
+	}
+	return ch
+}
+
+func (f *fakeCluster) Deployment(_, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fd := f.deps[name]
+	if fd == nil {
+		return nil, nil, nil, nil
+	}
+	var rss []*appsv1.ReplicaSet
+	for _, rs := range fd.rss {
+		rss = append(rss, rs.DeepCopy())
+	}
+	var pods []*corev1.Pod
+	for _, p := range fd.pods {
+		pods = append(pods, p.DeepCopy())
+	}
+	return fd.dep.DeepCopy(), rss, pods, nil
+}
+
+func (f *fakeCluster) Stop() {}
+
+func (f *fakeCluster) PodLogTail(context.Context, string, string, string, int64) string {
+	return "fake: exit 1"
+}
+
+func (f *fakeCluster) Ping(context.Context) (string, error)                     { return "v1.34.0", nil }
+func (f *fakeCluster) RuntimeClassExists(context.Context, string) (bool, error) { return true, nil }
+func (f *fakeCluster) StopSignalSupported(context.Context, string) (bool, error) {
+	return true, nil
+}
+
+func (f *fakeCluster) Namespace(_ context.Context, ns string) (*unstructured.Unstructured, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.objects[kube.Key{Kind: "Namespace", Name: ns}], nil
+}
+
+func (f *fakeCluster) ListManaged(_ context.Context, ns, _ string) (map[kube.Key]*unstructured.Unstructured, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[kube.Key]*unstructured.Unstructured{}
+	for k, u := range f.objects {
+		if k.Namespace == ns {
+			out[k] = u.DeepCopy()
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeCluster) ListWorkloads(context.Context, string, string) (*kube.Workloads, error) {
+	return nil, fmt.Errorf("fake cluster: ListWorkloads not played")
+}
+
+func (f *fakeCluster) DeleteNamespaceAndWait(context.Context, string) error {
+	return fmt.Errorf("fake cluster: DeleteNamespaceAndWait not played")
+}
+
+func applyOptions() kube.ApplyOptions { return kube.ApplyOptions{Force: true} }
