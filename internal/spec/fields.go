@@ -29,7 +29,12 @@ var (
 	firewallFields = fields(
 		leaf("served"), leaf("published"), leaf("admin"), leaf("operator"),
 		leaf("internalSources"), leaf("adminSources"), leaf("operatorSources"),
+		list("fromNamespaces", fromNamespaceFields), list("egress", egressFields),
 	)
+	// Peers beyond the namespace: pods of other namespaces; for egress, CIDRs too.
+	fromNamespaceFields = fields(leaf("namespace"), leaf("pods"), leaf("ports"))
+	egressFields        = fields(leaf("cidr"), leaf("namespace"), leaf("pods"), leaf("ports"))
+
 	roleFields = fields(
 		leaf("replicas"), leaf("ports"), leaf("metrics"), sub("service", serviceFields),
 		// A role's own workload fields; without them it takes the node's (SPEC §3a).

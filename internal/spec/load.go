@@ -516,23 +516,34 @@ func (d *decoder) cidrList(n *yaml.Node, path string) []string {
 	out := make([]string, 0, len(items))
 	for i, it := range items {
 		p := index(path, i)
-		s, ok := d.str(it, p)
-		if !ok {
-			continue
-		}
-		pfx, err := netip.ParsePrefix(s)
+		c, ok := d.cidr(it, p)
 		switch {
-		case err != nil:
-			d.errAt(deref(it), p, "%q is not a CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)", s)
-		case pfx.Masked() != pfx:
-			d.errAt(deref(it), p, "CIDR %s has bits set after the prefix (did you mean %s?)", s, pfx.Masked())
-		case slices.Contains(out, pfx.String()):
-			d.errAt(deref(it), p, "CIDR %s is repeated", s)
+		case !ok:
+		case slices.Contains(out, c):
+			d.errAt(deref(it), p, "CIDR %s is repeated", deref(it).Value)
 		default:
-			out = append(out, pfx.String())
+			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// cidr reads one CIDR and returns it canonical.
+func (d *decoder) cidr(n *yaml.Node, path string) (string, bool) {
+	s, ok := d.str(n, path)
+	if !ok {
+		return "", false
+	}
+	pfx, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil:
+		d.errAt(deref(n), path, "%q is not a CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)", s)
+	case pfx.Masked() != pfx:
+		d.errAt(deref(n), path, "CIDR %s has bits set after the prefix (did you mean %s?)", s, pfx.Masked())
+	default:
+		return pfx.String(), true
+	}
+	return "", false
 }
 
 func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
@@ -916,6 +927,12 @@ func (d *decoder) firewall(n *yaml.Node, path string) Firewall {
 		if v := m[k]; v != nil {
 			*dst = d.cidrList(v, path+"."+k)
 		}
+	}
+	if v := m["fromNamespaces"]; v != nil {
+		f.FromNamespaces = d.peers(v, path+".fromNamespaces", fromNamespaceFields)
+	}
+	if v := m["egress"]; v != nil {
+		f.Egress = d.peers(v, path+".egress", egressFields)
 	}
 	return f
 }

@@ -134,6 +134,22 @@ type StateVolume struct {
 type Firewall struct {
 	Served, Published, Admin, Operator             []Port
 	InternalSources, AdminSources, OperatorSources []string // canonical CIDRs
+	// FromNamespaces admits pods of other namespaces on some ports, each port reaching the
+	// policy (node, role or metrics) that has it.
+	FromNamespaces []Peer
+	// Egress is nil when egress is open; otherwise (even empty) the pods reach the cluster's
+	// resolver, the group's own pods and these, nothing else.
+	Egress []Peer
+}
+
+// Peer is a source or destination of the firewall beyond the namespace: pods of the namespaces
+// whose labels match Namespace (and, when set, whose own labels match Pods), or for egress a
+// CIDR instead.
+type Peer struct {
+	CIDR      string            // egress only; exactly one of CIDR and Namespace is set
+	Namespace map[string]string // labels of the namespaces; at least one
+	Pods      map[string]string // labels of the pods in them; nil: every pod
+	Ports     []Port            // at least one
 }
 
 // LoadBalancerPorts are the ports of the Service `<node>`: published, admin and operator ports,

@@ -130,6 +130,7 @@ func (d *decoder) validateNode(n *Node, path string) {
 		}
 	}
 	d.validateWorkload(n, path)
+	d.validateReach(n, path)
 }
 
 // IsDNSLabel reports whether s is an RFC 1123 label, as a namespace name must be: lowercase

@@ -109,7 +109,7 @@ func (d *decoder) validateWorkload(n *Node, path string) {
 
 // stringMap reads labels, annotations or a node selector: keys are qualified names (an
 // optional DNS-subdomain prefix and a name); label values follow Kubernetes' label rules.
-// Labels and annotations of slipway's own may not be set.
+// Labels and annotations of slipway's own may not be set; a selector may match them.
 func (d *decoder) stringMap(n *yaml.Node, path, kind string) map[string]string {
 	entries := d.entries(n, path)
 	out := make(map[string]string, len(entries))
@@ -119,7 +119,7 @@ func (d *decoder) stringMap(n *yaml.Node, path, kind string) map[string]string {
 		case len(validation.IsQualifiedName(e.key)) > 0:
 			d.errAt(e.keyNode, p, "%q is not a %s key (an optional DNS subdomain and '/', then at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)", e.key, kind)
 			continue
-		case kind != "node selector" && (strings.HasPrefix(e.key, reservedLabelPrefix) || slices.Contains(reservedLabels, e.key)):
+		case !strings.HasSuffix(kind, "selector") && (strings.HasPrefix(e.key, reservedLabelPrefix) || slices.Contains(reservedLabels, e.key)):
 			d.errAt(e.keyNode, p, "%s %s is slipway's own and cannot be set", kind, e.key)
 			continue
 		}
