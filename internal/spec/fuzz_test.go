@@ -69,6 +69,7 @@ func FuzzLoad(f *testing.F) {
 				checkWorkload(t, n.Name+"/"+r.Name, r.Workload)
 			}
 			checkWorkload(t, n.Name, n.Workload)
+			checkReach(t, n)
 			if n.PreStopSleep > 0 && n.PreStopSleep >= cmp.Or(n.StopGracePeriod, spec.DefaultStopGracePeriod) {
 				t.Fatalf("node %s sleeps %s before a stop of %s", n.Name, n.PreStopSleep, n.StopGracePeriod)
 			}
@@ -106,6 +107,35 @@ func checkWorkload(t *testing.T, who string, w spec.Workload) {
 		}
 		if checks != 1 || p.Failures < 1 || p.Period < time.Second {
 			t.Fatalf("%s has a probe %+v", who, p)
+		}
+	}
+}
+
+// checkReach holds the promises of firewall.fromNamespaces and firewall.egress: each peer is
+// exactly one of a CIDR and a non-empty namespace selector, with ports, and a port admitted
+// from other namespaces is one the node or a role of it has.
+func checkReach(t *testing.T, n *spec.Node) {
+	t.Helper()
+	have := slices.Clone(n.Firewall.Served)
+	for _, r := range n.Roles {
+		have = append(have, r.Ports...)
+		if r.Metrics != nil {
+			have = append(have, *r.Metrics)
+		}
+	}
+	for _, p := range n.Firewall.FromNamespaces {
+		if p.CIDR != "" || len(p.Namespace) == 0 || len(p.Ports) == 0 {
+			t.Fatalf("node %s admits %+v", n.Name, p)
+		}
+		for _, port := range p.Ports {
+			if !slices.Contains(have, port) {
+				t.Fatalf("node %s admits other namespaces on %s, which it does not have", n.Name, port)
+			}
+		}
+	}
+	for _, p := range n.Firewall.Egress {
+		if (p.CIDR == "") == (len(p.Namespace) == 0) || len(p.Ports) == 0 || (p.CIDR != "" && p.Pods != nil) {
+			t.Fatalf("node %s reaches %+v", n.Name, p)
 		}
 	}
 }
