@@ -101,8 +101,11 @@ func Objects(in Input) ([]Object, error) {
 		}
 		deployments = append(deployments, r.nodeDeployment(n))
 		for _, role := range n.Roles {
-			if len(role.Ports) > 0 {
+			// A role without ports still gets its policy when it must carry the node's egress.
+			if len(role.Ports) > 0 || n.Firewall.Egress != nil {
 				policies = append(policies, r.rolePolicy(n, role))
+			}
+			if len(role.Ports) > 0 {
 				services = append(services, r.roleService(n, role))
 			}
 			if role.Metrics != nil {
@@ -248,7 +251,8 @@ func (r *renderer) nodePolicy(n *spec.Node) *networkingv1.NetworkPolicy {
 		policyPorts(fw.Served))...)
 	rules = append(rules, rule(cidrPeers([]string{"0.0.0.0/0", "::/0"}), policyPorts(fw.Published))...)
 	rules = append(rules, rule(cidrPeers(fw.OperatorSources), policyPorts(fw.Operator, fw.Published))...)
-	return &networkingv1.NetworkPolicy{
+	rules = append(rules, fromNamespaces(fw, fw.Served)...)
+	return r.withEgress(&networkingv1.NetworkPolicy{
 		TypeMeta:   npTypeMeta,
 		ObjectMeta: r.meta(n.Name, r.labels(spec.LabelNode, n.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
@@ -256,27 +260,30 @@ func (r *renderer) nodePolicy(n *spec.Node) *networkingv1.NetworkPolicy {
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress:     rules,
 		},
-	}
+	}, fw)
 }
 
 // rolePolicy lets the namespace's pods and the node's internal and admin sources reach the
-// role's ports, and nothing else (FR-004f, FR-004i: never the world).
+// role's ports, and nothing else (FR-004f, FR-004i: never the world), beside the node's
+// fromNamespaces on those ports; the role's pods take the node's egress.
 func (r *renderer) rolePolicy(n *spec.Node, role *spec.Role) *networkingv1.NetworkPolicy {
 	name := spec.RoleObjectName(n.Name, role.Name)
 	fw := n.Firewall
-	return &networkingv1.NetworkPolicy{
+	rules := rule(append([]networkingv1.NetworkPolicyPeer{namespacePods()}, cidrPeers(fw.InternalSources, fw.AdminSources)...),
+		policyPorts(role.Ports))
+	return r.withEgress(&networkingv1.NetworkPolicy{
 		TypeMeta:   npTypeMeta,
 		ObjectMeta: r.meta(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: name}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: rule(append([]networkingv1.NetworkPolicyPeer{namespacePods()}, cidrPeers(fw.InternalSources, fw.AdminSources)...),
-				policyPorts(role.Ports)),
+			Ingress:     append(rules, fromNamespaces(fw, role.Ports)...),
 		},
-	}
+	}, fw)
 }
 
-// metricsPolicy lets only the node's main pod reach the role's metrics port (FR-004h).
+// metricsPolicy lets only the node's main pod reach the role's metrics port (FR-004h), and the
+// node's fromNamespaces entries that name that port (a Prometheus of another namespace).
 func (r *renderer) metricsPolicy(n *spec.Node, role *spec.Role) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   npTypeMeta,
@@ -284,8 +291,8 @@ func (r *renderer) metricsPolicy(n *spec.Node, role *spec.Role) *networkingv1.Ne
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: spec.RoleObjectName(n.Name, role.Name)}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: rule([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: n.Name}}}},
-				policyPorts([]spec.Port{*role.Metrics})),
+			Ingress: append(rule([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: n.Name}}}},
+				policyPorts([]spec.Port{*role.Metrics})), fromNamespaces(n.Firewall, []spec.Port{*role.Metrics})...),
 		},
 	}
 }

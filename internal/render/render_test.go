@@ -75,6 +75,7 @@ func TestGolden(t *testing.T) {
 		{"disruption", "testdata/workload/disruption.yaml", "testdata/workload/disruption.golden.yaml", false},
 		{"probes and stopping", "testdata/workload/probes.yaml", "testdata/workload/probes.golden.yaml", false},
 		{"probes and stopping with stop signal", "testdata/workload/probes.yaml", "testdata/workload/probes-stopsignal.golden.yaml", true},
+		{"firewall reach", "testdata/firewall/reach.yaml", "testdata/firewall/reach.golden.yaml", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
