@@ -659,6 +659,11 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 					nd.State.StorageClass = s
 				}
 			}
+			if sv := sm["protect"]; sv != nil {
+				if b, ok := d.boolean(sv, path+".state.protect"); ok {
+					nd.State.Protect = b
+				}
+			}
 		}
 	}
 	if v := m["firewall"]; v != nil {

@@ -128,6 +128,9 @@ type HTTPProbe struct {
 type StateVolume struct {
 	Size         resource.Quantity
 	StorageClass string // "": the cluster's default class
+	// Protect makes plan fail for any change that deletes the claim: the node removed, the
+	// claim replaced, destroy (SPEC §6a).
+	Protect bool
 }
 
 // Firewall is the node's firewall description; NetworkPolicies and the Service derive from it.

@@ -93,6 +93,9 @@ func TestParseInvalidWorkload(t *testing.T) {
 		{"affinity not a mapping", web(
 			"    placement: {affinity: [zone]}",
 		), []string{`slipway.yaml:5: nodes.web.placement.affinity: must be a mapping, not a list`}},
+		{"protect not a boolean", web(
+			"    state: {protect: maybe}",
+		), []string{`slipway.yaml:5: nodes.web.state.protect: must be true or false, not a string`}},
 		{"spread not a boolean", web(
 			"    placement: {spread: yes-please}",
 		), []string{`slipway.yaml:5: nodes.web.placement.spread: must be true or false, not a string`}},
