@@ -15,10 +15,11 @@ func init() { register(newDestroyCmd) }
 
 func newDestroyCmd(g *Globals) *cobra.Command {
 	var yes bool
+	var opts engine.DestroyOptions
 	var lockTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "destroy",
-		Short: "Remove the group's namespace (when slipway created it) or else only the group's objects, claims included; images stay",
+		Short: "Remove the group's namespace (when slipway created it) or else only the group's objects, claims included unless --keep-claims; images stay",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -30,7 +31,7 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 			defer func() { s.printer.Close() }()
 			// What goes is said before it goes: the namespace or only the group's objects, and
 			// the state when it lives in that namespace.
-			scope, err := s.engine.Scope(ctx, s.target)
+			scope, err := s.engine.Scope(ctx, s.target, opts)
 			if err != nil {
 				return err
 			}
@@ -39,7 +40,7 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 			}
 			var done *engine.DestroyScope
 			err = withLock(ctx, g, s.backend, "destroy", lockTimeout, func(ctx context.Context) error {
-				d, err := s.engine.Destroy(ctx, s.target)
+				d, err := s.engine.Destroy(ctx, s.target, opts)
 				if err == nil {
 					done = d
 				}
@@ -53,6 +54,7 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "destroy without asking (required without a terminal)")
+	cmd.Flags().BoolVar(&opts.KeepClaims, "keep-claims", false, "remove everything but the claims (every node's /var/lib): the namespace and the state stay, and a later apply reattaches the claims")
 	addLockTimeoutFlag(cmd.Flags(), &lockTimeout)
 	return cmd
 }

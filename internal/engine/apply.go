@@ -119,7 +119,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	}
 	stateChanged := doc.Namespace != p.Namespace
 	for _, n := range t.Group.Nodes {
-		if s := doc.Nodes[n.Name]; s == nil || s.MachineID != p.MachineIDs[n.Name] {
+		if s := doc.Nodes[n.Name]; s == nil || s.MachineID != p.MachineIDs[n.Name] || s.Protect != n.State.Protect {
 			stateChanged = true
 		}
 	}
@@ -313,6 +313,7 @@ func (e *Engine) recordAll(d *state.Document, p *plan.Plan, t Target) {
 // recordNode sets the node's machine IDs, image and roles from the plan.
 func (e *Engine) recordNode(ns *state.NodeState, p *plan.Plan, n *spec.Node) {
 	ns.MachineID = p.MachineIDs[n.Name]
+	ns.Protect = n.State.Protect
 	for _, im := range p.Images {
 		if im.Name == n.Name {
 			ns.Image = imageRecord(im)

@@ -27,6 +27,16 @@ type DestroyScope struct {
 	// StateLocation is set when the state is kept in the namespace that goes
 	// (kubernetes://<namespace>): the state and its lock go with it.
 	StateLocation string
+	// KeepClaims is destroy --keep-claims (SPEC §6a): Objects are every object of the group
+	// but its claims, Claims are the claims that stay, and the namespace and the state stay
+	// so that a later apply reattaches the claims.
+	KeepClaims bool
+	Claims     []kube.Key
+}
+
+// DestroyOptions are the flags of destroy.
+type DestroyOptions struct {
+	KeepClaims bool // remove everything but the claims (and so keep the namespace and the state)
 }
 
 // Empty reports whether destroy would delete nothing in the cluster.
@@ -35,6 +45,8 @@ func (s *DestroyScope) Empty() bool { return !s.OwnNamespace && len(s.Objects) =
 // Describe is one sentence of what destroy deletes, for the confirmation and the log.
 func (s *DestroyScope) Describe() string {
 	switch {
+	case s.KeepClaims:
+		return fmt.Sprintf("delete the %d objects of group %s in namespace %s but not its %d claims: the claims (every node's state), the namespace and the state stay, and a later apply reattaches the claims", len(s.Objects), s.Group, s.Namespace, len(s.Claims))
 	case s.OwnNamespace && s.StateLocation != "":
 		return fmt.Sprintf("delete namespace %s and everything in it, every node's state included; the state of group %s (%s) is in that namespace and goes with it", s.Namespace, s.Group, s.StateLocation)
 	case s.OwnNamespace:
@@ -52,52 +64,71 @@ type locator interface{ Location() string }
 // that can be stopped (the kubernetes backend).
 type forgetter interface{ Forget() }
 
-// Scope reads what Destroy would remove. It changes nothing.
-func (e *Engine) Scope(ctx context.Context, t Target) (*DestroyScope, error) {
+// Scope reads what Destroy would remove. It changes nothing. Without KeepClaims it refuses,
+// with a *plan.ProtectedError, to delete the claim of a protected node (SPEC §6a).
+func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*DestroyScope, error) {
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
 	if err := e.checkOwner(ctx, t.Group.Name, t.Namespace); err != nil {
 		return nil, err
 	}
-	// Read, not used: a location holding another group's state is refused here, before
-	// destroy deletes that state.
-	if _, err := readState(ctx, t); err != nil {
+	// Read first: a location holding another group's state is refused here, before destroy
+	// deletes that state; and the state knows which removed nodes are protected.
+	doc, err := readState(ctx, t)
+	if err != nil {
 		return nil, err
 	}
-	s := &DestroyScope{Group: t.Group.Name, Namespace: t.Namespace}
+	s := &DestroyScope{Group: t.Group.Name, Namespace: t.Namespace, KeepClaims: o.KeepClaims}
 	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
 	if err != nil || ns == nil {
 		return s, err
 	}
-	if ownsNamespace(ns, t.Group.Name) {
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
+	if err != nil {
+		return nil, err
+	}
+	own := ownsNamespace(ns, t.Group.Name)
+	if !o.KeepClaims {
+		gone := ""
+		if own {
+			gone = t.Namespace
+		}
+		p := &plan.Plan{Group: t.Group.Name, Namespace: t.Namespace, Destroy: true, Nodes: destroyChanges(live, gone)}
+		if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
+			return nil, err
+		}
+	}
+	if own && !o.KeepClaims {
 		s.OwnNamespace = true
 		if l, ok := t.Store.(locator); ok && l.Location() == "kubernetes://"+t.Namespace {
 			s.StateLocation = l.Location()
 		}
 		return s, nil
 	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, render.LabelGroup+"="+t.Group.Name)
-	if err != nil {
-		return nil, err
-	}
 	for k := range live {
+		if o.KeepClaims && k.Kind == "PersistentVolumeClaim" {
+			s.Claims = append(s.Claims, k)
+			continue
+		}
 		s.Objects = append(s.Objects, k)
 	}
 	order := map[string]int{"PodDisruptionBudget": -1, "Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
-	slices.SortFunc(s.Objects, func(a, b kube.Key) int {
+	byOrder := func(a, b kube.Key) int {
 		if d := order[a.Kind] - order[b.Kind]; d != 0 {
 			return d
 		}
 		return strings.Compare(a.Name, b.Name)
-	})
+	}
+	slices.SortFunc(s.Objects, byOrder)
+	slices.SortFunc(s.Claims, byOrder)
 	return s, nil
 }
 
 // Destroy removes what Scope says, waits until it is gone and deletes the state. Images stay
 // in the registry.
-func (e *Engine) Destroy(ctx context.Context, t Target) (*DestroyScope, error) {
-	s, err := e.Scope(ctx, t)
+func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*DestroyScope, error) {
+	s, err := e.Scope(ctx, t, o)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +152,9 @@ func (e *Engine) Destroy(ctx context.Context, t Target) (*DestroyScope, error) {
 			return s, err
 		}
 		e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("%d objects of group %s are gone (%s); namespace %s stays", len(s.Objects), t.Group.Name, time.Since(start).Round(100*time.Millisecond), t.Namespace)})
+	}
+	if s.KeepClaims {
+		return s, e.keepClaimsDone(ctx, t, s)
 	}
 	if t.Store != nil {
 		if err := t.Store.Delete(context.WithoutCancel(ctx)); err != nil {

@@ -186,6 +186,9 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		}
 	}
 	p := plan.Compute(in)
+	if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
+		return nil, err
+	}
 	if l.stopNote != "" {
 		p.Notes = append(p.Notes, l.stopNote)
 	}

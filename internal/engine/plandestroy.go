@@ -17,7 +17,7 @@ import (
 // of deletions, claims marked destructive. It reads the cluster and the state and changes
 // nothing.
 func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) {
-	scope, err := e.Scope(ctx, t)
+	scope, err := e.Scope(ctx, t, DestroyOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,9 @@ type NodeState struct {
 	LastRollout   *event.Rollout        `json:"lastRollout,omitempty"`
 	Roles         map[string]*RoleState `json:"roles,omitempty"`
 	Suspended     bool                  `json:"suspended,omitempty"`
+	// Protect is the node's state.protect as last applied: a node removed from the file
+	// keeps its claim protected until an apply without protect recorded it (SPEC §6a).
+	Protect bool `json:"protect,omitempty"`
 }
 
 // ImageRecord names a pushed image.

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// protectedNodes are the nodes whose claim plan and destroy must not delete (SPEC §6a): a
+// node of the file as the file says (so removing protect and applying is how to lift it), a
+// node that left the file as the state last recorded it.
+func protectedNodes(g *spec.Group, doc *state.Document) map[string]bool {
+	out := map[string]bool{}
+	if doc != nil {
+		for name, ns := range doc.Nodes {
+			if ns != nil && ns.Protect && g.Node(name) == nil {
+				out[name] = true
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.State.Protect {
+			out[n.Name] = true
+		}
+	}
+	return out
+}
+
+// keepClaimsDone ends a destroy --keep-claims: the state stays, each node's record cut to its
+// machine ID and protection, so that a later apply reattaches the claims to nodes with the
+// same machine IDs, still protected, and rolls them out as new (nothing of theirs runs).
+func (e *Engine) keepClaimsDone(ctx context.Context, t Target, s *DestroyScope) error {
+	doc, err := readState(ctx, t)
+	if err != nil {
+		return err
+	}
+	if doc != nil && t.Store != nil {
+		for name, ns := range doc.Nodes {
+			doc.Nodes[name] = &state.NodeState{MachineID: ns.MachineID, Protect: ns.Protect}
+		}
+		if err := t.Store.Write(context.WithoutCancel(ctx), doc); err != nil {
+			return fmt.Errorf("group %s: its objects but the claims are gone but the state was not written: %w", t.Group.Name, err)
+		}
+	}
+	claims := make([]string, len(s.Claims))
+	for i, k := range s.Claims {
+		claims[i] = k.Name
+	}
+	e.emit(event.Event{Phase: event.PhaseDone, Message: fmt.Sprintf("destroyed all but the claims: %s, namespace %s and the state of group %s stay; apply reattaches the claims; the images stay in the registry",
+		strings.Join(claims, ", "), t.Namespace, t.Group.Name)})
+	return nil
+}
