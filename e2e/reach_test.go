@@ -104,6 +104,38 @@ func TestReachPolicies(t *testing.T) {
 	if r := g.MustRun(0, "plan"); !strings.Contains(r.Stdout, "No changes.") {
 		t.Errorf("plan after apply: want No changes., got %s", r)
 	}
+
+	// Without web's egress list its egress is open again: its policies lose their egress
+	// rules, and web-batch, there only for them, is deleted.
+	var open []string
+	for _, l := range strings.Split(strings.ReplaceAll(reachGroup, "{{GROUP}}", g.Name), "\n") {
+		if l != "      egress:" && !strings.Contains(l, "ports: [5432]}") && !strings.Contains(l, "app: vault") {
+			open = append(open, l)
+		}
+	}
+	g.WriteFile("slipway.yaml", strings.Join(open, "\n"))
+	wantPlan := []string{"web: delete NetworkPolicy/web-batch", "web: update NetworkPolicy/web", "web: update NetworkPolicy/web-worker"}
+	if diff := cmp.Diff(wantPlan, g.Plan().ChangeLines()); diff != "" {
+		t.Errorf("plan without web's egress (-want +got):\n%s", diff)
+	}
+	g.MustRun(0, "apply", "--yes")
+	list, err = g.Kube.Clientset.NetworkingV1().NetworkPolicies(g.Name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, np := range list.Items {
+		names = append(names, np.Name)
+		if np.Name == "web" || np.Name == "web-worker" {
+			if lines := policyLines(np); lines[0] != "types Ingress" || slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "egress") }) {
+				t.Errorf("%s after its egress list went: %q", np.Name, lines)
+			}
+		}
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"db", "default-deny", "web", "web-worker", "web-worker-metrics"}, names); diff != "" {
+		t.Errorf("NetworkPolicies after web's egress list went (-want +got):\n%s", diff)
+	}
 }
 
 // policyLines writes a NetworkPolicy's types and rules one a line, in order.
