@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -41,6 +42,9 @@ func TestProtectRefusesDeletion(t *testing.T) {
 	if ns := g.State().State.Nodes["web"]; ns == nil || !ns.Protect {
 		t.Fatalf("state of web after apply = %+v, want protect recorded", ns)
 	}
+	if diff := cmp.Diff(map[string]bool{"web": true, "db": false}, protectedInStatus(g)); diff != "" {
+		t.Errorf("status -o json: protected per node (-want +got):\n%s", diff)
+	}
 	uid := claimUID(t, g, "web-state")
 	claim := "node web: claim " + g.Name + "/web-state is protected (state.protect)"
 
@@ -75,6 +79,26 @@ func TestProtectRefusesDeletion(t *testing.T) {
 	if diff := cmp.Diff(want, g.Plan().ChangeLines()); diff != "" {
 		t.Errorf("plan without web, unprotected (-want +got):\n%s", diff)
 	}
+}
+
+// protectedInStatus maps each node of `status -o json` to its protected field.
+func protectedInStatus(g *Group) map[string]bool {
+	g.t.Helper()
+	r := g.MustRun(0, "status", "-o", "json")
+	var doc struct {
+		Nodes []struct {
+			Node      string `json:"node"`
+			Protected bool   `json:"protected"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		g.t.Fatalf("status -o json: %v\n%s", err, r)
+	}
+	out := map[string]bool{}
+	for _, n := range doc.Nodes {
+		out[n.Node] = n.Protected
+	}
+	return out
 }
 
 // TestProtectKeepClaims (SPEC §2, §6a): destroy --keep-claims removes every object of the

@@ -64,13 +64,14 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 		addName(n)
 	}
 
+	protected := protectedNodes(t.Group, doc)
 	for _, name := range names {
 		n := t.Group.Node(name)
 		var st *state.NodeState
 		if doc != nil {
 			st = doc.Nodes[name]
 		}
-		ns := status.Node{Node: name, InFile: n != nil, InState: st != nil}
+		ns := status.Node{Node: name, InFile: n != nil, InState: st != nil, Protected: protected[name]}
 		if st != nil {
 			if st.Image.Digest != "" {
 				ns.DesiredImage = st.Image.Ref + "@" + st.Image.Digest

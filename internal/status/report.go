@@ -46,6 +46,9 @@ type Node struct {
 	Roles       []Role         `json:"roles,omitempty"`
 	LastRollout *event.Rollout `json:"lastRollout,omitempty"`
 	Suspended   bool           `json:"suspended"`
+	// Protected: the node's claim is protected (state.protect; the state's for a node that
+	// left the file): plan refuses to delete it (SPEC §6a).
+	Protected bool `json:"protected"`
 	// InFile is false for a node the state or the cluster holds but the group file no longer
 	// names (the next apply removes it).
 	InFile bool `json:"inFile"`

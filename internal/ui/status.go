@@ -73,6 +73,9 @@ func Status(w io.Writer, s *status.Group) {
 		if !n.InState && n.InFile {
 			notes = append(notes, fmt.Sprintf("node %s: not applied yet", n.Node))
 		}
+		if n.Protected {
+			notes = append(notes, fmt.Sprintf("node %s: its claim is protected (state.protect): plan refuses to delete or replace it", n.Node))
+		}
 		if n.Drift {
 			notes = append(notes, fmt.Sprintf("node %s: runs %s, the state wants %s: the next apply rolls it out again", n.Node, n.Running, n.Desired))
 		}

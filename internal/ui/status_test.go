@@ -30,7 +30,7 @@ func sampleStatus() *status.Group {
 			{Node: "db", Desired: digestA, Running: digestA, Ready: 0, Replicas: 1, Phase: "failed", Reason: "ErrImagePull",
 				Message: "pod db-1: container node: cannot pull", InFile: true, InState: true,
 				LastRollout: &event.Rollout{Result: event.RolloutFailed, Time: at, Digest: digestA, Message: "ErrImagePull: pod db-1: container node: cannot pull"}},
-			{Node: "cache", Desired: digestA, Running: digestA, Ready: 1, Replicas: 1, Phase: "ready", InFile: true, InState: true,
+			{Node: "cache", Desired: digestA, Running: digestA, Ready: 1, Replicas: 1, Phase: "ready", InFile: true, InState: true, Protected: true,
 				LastRollout: &event.Rollout{Result: event.RolloutReady, Time: at, Digest: digestA}},
 			{Node: "new", Phase: status.Absent, InFile: true},
 			{Node: "old", Desired: digestA, Running: digestA, Ready: 1, Replicas: 1, Phase: "ready", InState: true},
