@@ -54,6 +54,8 @@ type Step struct {
 	Requests map[string]int `json:"requests"`
 	// Writes are the tool's own non-dry-run POST, PUT, PATCH, DELETE and DELETECOLLECTION.
 	Writes int `json:"writes"`
+	// PeakRSSMB is the command's peak resident set (the kernel's Maxrss of the child), MiB.
+	PeakRSSMB float64 `json:"peakRSSMB"`
 	// Cluster is the change of apiserver_request_total by verb, dry runs excluded, over the
 	// step: every client of the API server (controllers, kwok, other tests) included.
 	Cluster map[string]int `json:"cluster"`
@@ -88,6 +90,8 @@ type Result struct {
 	Ratios      []Ratio            `json:"ratios"`
 	Targets     []Target           `json:"targets"`
 	Notes       []string           `json:"notes,omitempty"`
+	// Scale holds the scale mode's rows, one per group size.
+	Scale []ScaleRow `json:"scale,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -107,6 +111,10 @@ func main() {
 	skipKubectl := flag.Bool("skip-kubectl", false, "do not run kubectl")
 	skipHelm := flag.Bool("skip-helm", false, "do not run Helm")
 	waitLimit := flag.Duration("wait", 15*time.Minute, "time limit of every wait (kubectl wait, helm --wait)")
+	scale := flag.Bool("scale", false, "scale mode: slipway alone at each of -sizes nodes (issue 17)")
+	sizes := flag.String("sizes", "200,1000,2000", "scale mode: group sizes, comma-separated")
+	profile := flag.Bool("profile", false, "scale mode: CPU and heap profiles of the no-op apply and plan, into the run's directory")
+	svgOut := flag.String("svg", "", "scale mode: write the plot of time and memory against N to this file (default: the run's directory)")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
@@ -114,11 +122,20 @@ func main() {
 	b := &bench{n: *nodes, parallelism: *parallelism, waitLimit: *waitLimit,
 		res: Result{Command: "go run ./bench " + strings.Join(os.Args[1:], " "), Time: time.Now().UTC(),
 			Nodes: *nodes, Parallelism: *parallelism, Machine: machine(), Floors: map[string]float64{}}}
-	if err := b.setup(ctx, *cache, *skipHelm); err != nil {
+	b.scale = *scale
+	ns, err := parseSizes(*sizes)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.setup(ctx, *cache, *skipKubectl, *skipHelm); err != nil {
 		log.Fatal(err)
 	}
 	defer b.proxy.Close()
 
+	if b.scale {
+		b.runScale(ctx, ns, *profile, *svgOut, *jsonOut)
+		return
+	}
 	b.runSlipway(ctx)
 	if !*skipKubectl {
 		b.runKubectl(ctx)
@@ -141,6 +158,7 @@ type bench struct {
 	n           int
 	parallelism int
 	waitLimit   time.Duration
+	scale       bool
 
 	env        *devcluster.Env
 	kc         *kube.Client

@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
@@ -21,6 +23,11 @@ import (
 // step runs one command through the proxy and records it. kubectl diff exits 1 when it finds
 // differences: that is recorded as an error too, since after a no-op there should be none.
 func (b *bench) step(ctx context.Context, tool, name, bin string, args ...string) Step {
+	return b.stepEnv(ctx, nil, tool, name, bin, args...)
+}
+
+// stepEnv is step with extra environment variables for the command.
+func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin string, args ...string) Step {
 	s := Step{Tool: tool, Step: name}
 	logf, err := os.Create(filepath.Join(b.work, fmt.Sprintf("%02d-%s.log", len(b.res.Steps), tool)))
 	if err != nil {
@@ -32,12 +39,19 @@ func (b *bench) step(ctx context.Context, tool, name, bin string, args ...string
 	b.proxy.Reset()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = b.work
-	cmd.Env = b.toolEnv
+	cmd.Env = append(slices.Clip(b.toolEnv), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	t0 := time.Now()
 	err = cmd.Run()
 	s.WallSeconds = time.Since(t0).Seconds()
 	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
+	// The kernel's high-water mark of the child's resident set (wait4's rusage, KiB on Linux):
+	// measured by the kernel over the whole run, so no sample can miss a peak.
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			s.PeakRSSMB = float64(ru.Maxrss) / 1024
+		}
+	}
 	if after, err := b.metrics(ctx); err == nil && merr == nil {
 		s.Cluster = map[string]int{}
 		for v, n := range after {
@@ -49,7 +63,7 @@ func (b *bench) step(ctx context.Context, tool, name, bin string, args ...string
 	if err != nil {
 		s.Error = fmt.Sprintf("%v (log %s)", err, logf.Name())
 	}
-	log.Printf("%-8s %-36s %8.2fs  %d requests, %d writes %s", tool, name, s.WallSeconds, total(s.Requests), s.Writes, s.Error)
+	log.Printf("%-8s %-36s %8.2fs %6.0f MB  %d requests, %d writes %s", tool, name, s.WallSeconds, s.PeakRSSMB, total(s.Requests), s.Writes, s.Error)
 	b.res.Steps = append(b.res.Steps, s)
 	return s
 }

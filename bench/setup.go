@@ -23,7 +23,7 @@ import (
 	"slipway.dev/slipway/internal/kube"
 )
 
-func (b *bench) setup(ctx context.Context, cache string, skipHelm bool) error {
+func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm bool) error {
 	env, running, err := devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr})
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func (b *bench) setup(ctx context.Context, cache string, skipHelm bool) error {
 		return fmt.Errorf("build slipway: %v\n%s", err, out)
 	}
 	log.Printf("built slipway in %.1fs", time.Since(t0).Seconds())
-	if !skipHelm {
+	if !skipHelm && !b.scale {
 		if b.helm, err = buildHelm(ctx, filepath.Join(cache, "bin")); err != nil {
 			b.note(fmt.Sprintf("Helm left out: %v", err))
 			log.Printf("Helm left out: %v", err)
@@ -70,19 +70,24 @@ func (b *bench) setup(ctx context.Context, cache string, skipHelm bool) error {
 	}
 
 	// Leftovers of a killed run go first.
-	for _, ns := range []string{nsSlipway, nsKubectl, nsHelm} {
+	for _, ns := range []string{nsSlipway, nsKubectl, nsHelm, nsScale} {
 		if err := b.kc.DeleteNamespaceAndWait(ctx, ns); err != nil {
 			return err
 		}
 	}
-	if err := writeGroup(b.work, b.n, run); err != nil {
+	if b.scale {
+		return nil // each size writes its own group
+	}
+	if err := writeGroup(b.work, b.n, run, group, nsSlipway); err != nil {
 		return err
 	}
 	log.Printf("group of %d nodes written", b.n)
 
 	// The peers' objects: what slipway renders, in their own namespaces, their images pushed.
-	if err := b.prepare(ctx, nsKubectl, filepath.Join(b.work, "kubectl.yaml"), true); err != nil {
-		return err
+	if !skipKubectl {
+		if err := b.prepare(ctx, nsKubectl, filepath.Join(b.work, "kubectl.yaml"), true); err != nil {
+			return err
+		}
 	}
 	if b.helm != "" {
 		chart := filepath.Join(b.work, "chart")
@@ -134,9 +139,9 @@ func isNamespace(doc string) bool {
 
 // writeGroup writes slipway.yaml and a tiny rootfs per node into dir; run makes every image
 // new to the registry, so the first apply pushes them all.
-func writeGroup(dir string, n int, run string) error {
+func writeGroup(dir string, n int, run, grp, ns string) error {
 	var y strings.Builder
-	fmt.Fprintf(&y, "group: %s\nnamespace: %s\ndefaults:\n  state: {size: 1Gi}\nnodes:\n", group, nsSlipway)
+	fmt.Fprintf(&y, "group: %s\nnamespace: %s\ndefaults:\n  state: {size: 1Gi}\nnodes:\n", grp, ns)
 	for i := range n {
 		name := nodeName(i)
 		root := filepath.Join(dir, "nodes", name, "rootfs")

@@ -12,11 +12,19 @@ import (
 )
 
 func main() {
+	stopProfiles, perr := startProfiles(os.Getenv)
+	if perr != nil {
+		fmt.Fprintln(os.Stderr, "warning: profile:", perr)
+		stopProfiles = func() error { return nil }
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	root := cli.NewRoot()
 	root.SetArgs(cli.NormalizeArgs(os.Args[1:]))
 	err := root.ExecuteContext(ctx)
 	stop()
+	if perr := stopProfiles(); perr != nil {
+		fmt.Fprintln(os.Stderr, "warning: profile:", perr)
+	}
 	if err != nil {
 		if msg := err.Error(); msg != "" {
 			fmt.Fprintln(os.Stderr, "error:", msg)

@@ -1,0 +1,129 @@
+package main
+
+// Scale mode (issue 17): slipway alone at several group sizes, per step its wall time, peak
+// RSS, requests by verb and writes, and the cluster's floor of the first apply; a table and a
+// plot of time and memory against N.
+//
+//	go run ./bench -scale -sizes 200,1000,2000 -profile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+const nsScale = "bench-scale"
+
+// ScaleRow is one group size of the scale mode.
+type ScaleRow struct {
+	Nodes int    `json:"nodes"`
+	Steps []Step `json:"steps"` // first apply, no-op apply, plan, destroy
+	// FloorSeconds is the cluster's floor of the first apply (0 when it could not be read).
+	FloorSeconds float64 `json:"floorSeconds"`
+	// Profiles lists the profile files of the no-op apply and plan, when asked for.
+	Profiles []string `json:"profiles,omitempty"`
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-sizes %q: %q is not a group size", s, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (b *bench) runScale(ctx context.Context, sizes []int, profile bool, svgOut, jsonOut string) {
+	root := b.work
+	for _, n := range sizes {
+		row := b.scaleSize(ctx, root, n, profile)
+		b.res.Scale = append(b.res.Scale, row)
+		b.work = root
+	}
+	b.printScale(os.Stdout)
+	if svgOut == "" {
+		svgOut = filepath.Join(root, "scale.svg")
+	}
+	if err := os.WriteFile(svgOut, []byte(scaleSVG(b.res.Scale)), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("plot written to %s", svgOut)
+	if jsonOut != "" {
+		data, _ := json.MarshalIndent(b.res, "", "  ")
+		if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("results written to %s", jsonOut)
+	}
+}
+
+// scaleSize runs one group size in a directory and a namespace of its own, and destroys it.
+func (b *bench) scaleSize(ctx context.Context, root string, n int, profile bool) ScaleRow {
+	row := ScaleRow{Nodes: n}
+	b.work = filepath.Join(root, fmt.Sprintf("scale-%d", n))
+	b.n = n
+	if err := writeGroup(b.work, n, randHex(), nsScale, nsScale); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("scale: group of %d nodes written to %s", n, b.work)
+	par := []string{}
+	if b.parallelism > 0 {
+		par = []string{"--parallelism", strconv.Itoa(b.parallelism)}
+	}
+	profEnv := func(step string) []string {
+		if !profile {
+			return nil
+		}
+		cpu := filepath.Join(b.work, step+".cpu.pprof")
+		mem := filepath.Join(b.work, step+".heap.pprof")
+		row.Profiles = append(row.Profiles, cpu, mem)
+		return []string{"SLIPWAY_CPUPROFILE=" + cpu, "SLIPWAY_MEMPROFILE=" + mem}
+	}
+	first := b.step(ctx, "slipway", "first apply (until all Ready)", b.slipway, append([]string{"apply", "--yes"}, par...)...)
+	if first.Error == "" {
+		if t0, t1, err := b.floorTimes(ctx, nsScale); err == nil {
+			row.FloorSeconds = t1.Sub(t0).Seconds()
+			log.Printf("scale: cluster floor of %d nodes %.0fs", n, row.FloorSeconds)
+		} else {
+			b.note(fmt.Sprintf("floor of %d nodes: %v", n, err))
+		}
+	}
+	noop := b.stepEnv(ctx, profEnv("noop-apply"), "slipway", "no-op apply", b.slipway, append([]string{"apply", "--yes"}, par...)...)
+	plan := b.stepEnv(ctx, profEnv("plan"), "slipway", "plan (no changes)", b.slipway, append([]string{"plan"}, par...)...)
+	destroy := b.step(ctx, "slipway", "destroy", b.slipway, "destroy", "--yes")
+	if destroy.Error != "" {
+		if err := b.kc.DeleteNamespaceAndWait(ctx, nsScale); err != nil {
+			log.Printf("delete namespace %s: %v", nsScale, err)
+		}
+	}
+	row.Steps = []Step{first, noop, plan, destroy}
+	return row
+}
+
+func (b *bench) printScale(w io.Writer) {
+	m := b.res.Machine
+	fmt.Fprintf(w, "\nscale: slipway alone, --parallelism %s; %d CPUs, %s memory, %s, load at start %s\n\n", parStr(b.parallelism), m.NProc, m.MemoryGiB, m.Go, m.Load)
+	fmt.Fprintf(w, "| N | step | wall s | s per 1,000 nodes | peak RSS MB | own requests by verb | own writes |\n|---:|---|---:|---:|---:|---|---:|\n")
+	for _, r := range b.res.Scale {
+		for _, s := range r.Steps {
+			wall := fmt.Sprintf("%.2f", s.WallSeconds)
+			if s.Error != "" {
+				wall += " (failed)"
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.0f | %s | %d |\n", r.Nodes, s.Step, wall, s.WallSeconds*1000/float64(r.Nodes), s.PeakRSSMB, verbs(s.Requests), s.Writes)
+		}
+		fmt.Fprintf(w, "| %d | cluster floor of the first apply | %.0f | %.2f | | | |\n", r.Nodes, r.FloorSeconds, r.FloorSeconds*1000/float64(r.Nodes))
+	}
+	for _, n := range b.res.Notes {
+		fmt.Fprintf(w, "\nnote: %s\n", n)
+	}
+}
