@@ -2,6 +2,7 @@ package spec
 
 import (
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -83,10 +84,14 @@ func (d *decoder) validateReach(n *Node, path string) {
 		}
 	}
 	for i, p := range n.Firewall.FromNamespaces {
+		pp := index(path+".firewall.fromNamespaces", i) + ".ports"
+		// A port the loader refused is not in p.Ports, so j would not be the file's index.
+		if slices.ContainsFunc(d.errs, func(e Error) bool { return strings.HasPrefix(e.Path, pp) }) {
+			continue
+		}
 		for j, port := range p.Ports {
 			if !slices.Contains(ports, port) {
-				d.errPath(index(index(path+".firewall.fromNamespaces", i)+".ports", j),
-					"port %s is not served by node %s nor a port of its roles", port, n.Name)
+				d.errPath(index(pp, j), "port %s is not served by node %s nor a port of its roles", port, n.Name)
 			}
 		}
 	}

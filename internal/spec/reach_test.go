@@ -72,6 +72,10 @@ func TestParseInvalidReach(t *testing.T) {
 			"        - {namespace: {team: edge}, ports: [443]}",
 			"        - {namespace: {team: edge}, ports: [9101, 8443]}",
 		), `slipway.yaml:10: nodes.web.firewall.fromNamespaces[1].ports[1]: port 8443 is not served by node web nor a port of its roles`},
+		{"a refused port leaves the rest unchecked, not misplaced", reach(
+			"      fromNamespaces:",
+			"        - {namespace: {team: edge}, ports: [udp/x, 8443]}",
+		), `slipway.yaml:9: nodes.web.firewall.fromNamespaces[0].ports[0]: "udp/x" is not a port (80, tcp/80 or udp/53)`},
 		{"bad egress CIDR", reach(
 			"      egress: [{cidr: 10.20.0.0/33, ports: [5432]}]",
 		), `slipway.yaml:8: nodes.web.firewall.egress[0].cidr: "10.20.0.0/33" is not a CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)`},
