@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"slipway.dev/slipway/internal/spec"
 )
 
 const helloGroup = `group: {{GROUP}}
@@ -166,7 +168,7 @@ func TestApplyThreeNodes(t *testing.T) {
 		gotPolicies[np.Name] = policySummary(np)
 	}
 	wantPolicies := map[string][]string{
-		"default-deny": {"select={} types=[Ingress]"},
+		"default-deny": {"select={" + spec.LabelGroup + "=" + g.Name + "} types=[Ingress]"},
 		"web": {"select={app.kubernetes.io/name=web} types=[Ingress]",
 			"from=[pods-of-ns 192.0.2.0/24] ports=[TCP/22 TCP/80 TCP/443]",
 			"from=[0.0.0.0/0 ::/0] ports=[TCP/80 TCP/443]"},
