@@ -32,8 +32,8 @@ nodes:
     init: none
 `
 
-// TestProtectRefusesDeletion (SPEC §6a): with web's claim protected, plan and apply refuse to
-// remove web from the file, and plan -destroy and destroy refuse to run, each naming the node
+// TestProtectRefusesDeletion (SPEC §6a): with web's claim protected, plan refuses to replace
+// it, plan and apply refuse to remove web from the file, and plan -destroy and destroy refuse to run, each naming the node
 // and the claim and changing nothing; after web is applied without protect, removing it plans.
 func TestProtectRefusesDeletion(t *testing.T) {
 	t.Parallel()
@@ -47,6 +47,12 @@ func TestProtectRefusesDeletion(t *testing.T) {
 	}
 	uid := claimUID(t, g, "web-state")
 	claim := "node web: claim " + g.Name + "/web-state is protected (state.protect)"
+
+	// A claim replaced (its storage class is immutable) is refused too.
+	g.WriteFile("slipway.yaml", strings.ReplaceAll(strings.Replace(protectGroup, "{protect: true}", "{protect: true, storageClass: other}", 1), "{{GROUP}}", g.Name))
+	if r := g.MustRun(1, "plan"); !strings.Contains(r.Stderr, claim+": apply would replace it (") {
+		t.Errorf("plan with web's storage class changed: stderr lacks %q:\n%s", claim+": apply would replace it (", r)
+	}
 
 	g.WriteFile("slipway.yaml", strings.ReplaceAll(dbOnly, "{{GROUP}}", g.Name))
 	for _, args := range [][]string{{"plan"}, {"apply", "--yes"}} {
