@@ -38,7 +38,7 @@ func newRegistryClient(opts Options) (*registryClient, error) {
 	}
 	rc.remote = []remote.Option{
 		remote.WithAuthFromKeychain(kc),
-		remote.WithTransport(&plainHTTPGuard{base: remote.DefaultTransport, insecure: opts.Insecure}),
+		remote.WithTransport(newPingCache(&plainHTTPGuard{base: remote.DefaultTransport, insecure: opts.Insecure})),
 		remote.WithUserAgent("slipway"),
 	}
 	rc.puller, err = remote.NewPuller(rc.remote...)
