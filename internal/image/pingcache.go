@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -23,6 +24,13 @@ type pingCache struct {
 	answers map[string]*pingAnswer // by scheme://host
 	plain   map[string]bool        // hosts whose /v2/ answered over plain HTTP
 }
+
+// errPlainHTTP and errNotTLS are how net/http and crypto/tls fail an https request that met a
+// plain-HTTP server.
+const (
+	errPlainHTTP = "server gave HTTP response to HTTPS client"
+	errNotTLS    = "first record does not look like a TLS handshake"
+)
 
 type pingAnswer struct {
 	status int
@@ -66,6 +74,11 @@ func (c *pingCache) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := c.next.RoundTrip(req)
 	if err != nil {
+		if req.URL.Scheme == "https" && (strings.Contains(err.Error(), errPlainHTTP) || strings.Contains(err.Error(), errNotTLS)) {
+			c.mu.Lock()
+			c.plain[req.URL.Host] = true
+			c.mu.Unlock()
+		}
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnauthorized {
