@@ -1,0 +1,225 @@
+package devcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// start runs etcd, the Kubernetes components, kwok and the registry in order, each once the one
+// before answers, then creates the bootstrap objects (nodes, StorageClass, RuntimeClass).
+func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) error {
+	start := time.Now()
+	for _, d := range []string{"pids", "logs", "etcd", "registry"} {
+		if err := os.MkdirAll(filepath.Join(e.Dir, d), 0o755); err != nil {
+			return fmt.Errorf("dev cluster: %w", err)
+		}
+	}
+	if err := writePKI(e.Dir); err != nil {
+		return fmt.Errorf("dev cluster: certificates: %w", err)
+	}
+	p, err := freePorts(4)
+	if err != nil {
+		return err
+	}
+	e.Ports = map[string]int{"etcd": p[0], "etcd-peer": p[1], "kube-apiserver": p[2], "registry": p[3]}
+	e.Server = fmt.Sprintf("https://127.0.0.1:%d", e.Ports["kube-apiserver"])
+	e.Registry = fmt.Sprintf("127.0.0.1:%d", e.Ports["registry"])
+	pki := func(n string) string { return filepath.Join(e.Dir, "pki", n) }
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", e.Ports["etcd"])
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", e.Ports["etcd-peer"])
+
+	fmt.Fprintln(progress, "dev: starting etcd")
+	if _, err := e.startProcess("etcd", []string{
+		"--name=dev", "--data-dir=" + filepath.Join(e.Dir, "etcd"),
+		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=dev=" + peerURL, "--auto-compaction-retention=1",
+		"--quota-backend-bytes=8589934592", "--unsafe-no-fsync", "--log-level=warn",
+	}); err != nil {
+		return err
+	}
+	if err := e.waitHTTP(ctx, "etcd", etcdURL+"/health", 30*time.Second); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(progress, "dev: starting kube-apiserver")
+	if _, err := e.startProcess("kube-apiserver", append(featureGateArgs(e.FeatureGates),
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// The kubernetes Service would point at a loopback address, which the reconciler refuses.
+		"--endpoint-reconciler-type=none",
+		"--secure-port="+strconv.Itoa(e.Ports["kube-apiserver"]),
+		"--tls-cert-file="+pki("apiserver.crt"), "--tls-private-key-file="+pki("apiserver.key"),
+		"--client-ca-file="+pki("ca.crt"),
+		"--service-account-key-file="+pki("sa.pub"), "--service-account-signing-key-file="+pki("sa.key"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--authorization-mode=Node,RBAC", "--allow-privileged=true",
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
+		"--profiling=false", "--v=0",
+	)); err != nil {
+		return err
+	}
+	if err := e.waitHTTP(ctx, "kube-apiserver", e.Server+"/readyz", 90*time.Second); err != nil {
+		return err
+	}
+	if e.Kubeconfig, err = writeKubeconfig(e.Dir, e.Server); err != nil {
+		return fmt.Errorf("dev cluster: kubeconfig: %w", err)
+	}
+
+	fmt.Fprintln(progress, "dev: starting kube-controller-manager, kube-scheduler, kwok and the registry")
+	if _, err := e.startProcess("kube-controller-manager", []string{
+		"--kubeconfig=" + e.Kubeconfig, "--secure-port=0", "--leader-elect=false",
+		"--service-account-private-key-file=" + pki("sa.key"), "--root-ca-file=" + pki("ca.crt"),
+		"--use-service-account-credentials=false", "--controllers=*,-nodeipam",
+		"--kube-api-qps=5000", "--kube-api-burst=10000",
+		"--concurrent-deployment-syncs=20", "--concurrent-replicaset-syncs=20",
+		"--concurrent-namespace-syncs=10", "--concurrent-gc-syncs=40", "--v=0",
+	}); err != nil {
+		return err
+	}
+	if _, err := e.startProcess("kube-scheduler", []string{
+		"--kubeconfig=" + e.Kubeconfig, "--secure-port=0", "--leader-elect=false",
+		"--kube-api-qps=5000", "--kube-api-burst=10000", "--v=0",
+	}); err != nil {
+		return err
+	}
+	cfg, err := kwokConfig(stagesDir)
+	if err != nil {
+		return err
+	}
+	kwokCfg := filepath.Join(e.Dir, "kwok.yaml")
+	if err := os.WriteFile(kwokCfg, cfg, 0o644); err != nil {
+		return err
+	}
+	if _, err := e.startProcess("kwok", []string{
+		"--kubeconfig=" + e.Kubeconfig, "--config=" + kwokCfg, "--manage-all-nodes=true",
+		"--node-lease-duration-seconds=40", "--cidr=10.0.0.1/16", "--server-address=127.0.0.1:0",
+	}); err != nil {
+		return err
+	}
+	regCfg := filepath.Join(e.Dir, "registry.yaml")
+	if err := os.WriteFile(regCfg, []byte(fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+http:
+  addr: %s
+`, filepath.Join(e.Dir, "registry"), e.Registry)), 0o644); err != nil {
+		return err
+	}
+	if _, err := e.startProcess("registry", []string{"serve", regCfg}, "OTEL_TRACES_EXPORTER=none", "OTEL_SDK_DISABLED=true"); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(progress, "dev: creating nodes, the default StorageClass and the RuntimeClass systemd")
+	if err := e.kubectlApply(ctx, bootstrapObjects()); err != nil {
+		return err
+	}
+	if err := e.waitHTTP(ctx, "registry", "http://"+e.Registry+"/v2/", 30*time.Second); err != nil {
+		return err
+	}
+	if err := e.waitNodes(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(e.Dir, "cluster.json"), b, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "dev: ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+func bootstrapObjects() string {
+	var b strings.Builder
+	b.WriteString(`apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: kwok-volume
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kwok.x-k8s.io/volume
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: systemd
+handler: systemd
+`)
+	for _, n := range Nodes {
+		fmt.Fprintf(&b, `---
+apiVersion: v1
+kind: Node
+metadata:
+  name: %[1]s
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    kubernetes.io/hostname: %[1]s
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+status:
+  allocatable: {cpu: "1000", memory: 4Ti, pods: "2000"}
+  capacity: {cpu: "1000", memory: 4Ti, pods: "2000"}
+`, n)
+	}
+	return b.String()
+}
+
+// kubectlApply applies manifests with the cluster's own kubectl (this package stays free of
+// client-go, which only internal/kube imports).
+func (e *Env) kubectlApply(ctx context.Context, manifests string) error {
+	cmd := exec.CommandContext(ctx, e.Kubectl(), "--kubeconfig", e.Kubeconfig, "apply", "--server-side", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifests)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("dev cluster: kubectl apply: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (e *Env) waitNodes(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	var last string
+	for time.Now().Before(deadline) {
+		cmd := exec.CommandContext(ctx, e.Kubectl(), "--kubeconfig", e.Kubeconfig, "get", "nodes", "-o",
+			`jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+		out, err := cmd.Output()
+		if err == nil {
+			ready := 0
+			for _, l := range strings.Fields(string(out)) {
+				if strings.HasSuffix(l, "=True") {
+					ready++
+				}
+			}
+			if ready == len(Nodes) {
+				return nil
+			}
+			last = strings.Join(strings.Fields(string(out)), " ")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("dev cluster: nodes not Ready after %s (%s); see %s", limit, last, filepath.Join(e.Dir, "logs", "kwok.log"))
+}
