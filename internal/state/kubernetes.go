@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"slipway.dev/slipway/internal/kube"
+
 	"slipway.dev/slipway/internal/spec"
 )
 

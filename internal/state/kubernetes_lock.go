@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"slipway.dev/slipway/internal/kube"
 )
 
