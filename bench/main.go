@@ -18,6 +18,16 @@
 // API server's apiserver_request_total by verb before and after (the whole cluster: controllers
 // and other clients included), and slipway's ratio to each peer. The bench is a command, part
 // of no test run.
+//
+// Scale mode (issue 17) runs slipway alone, in namespace bench-scale, at each group size:
+//
+//	go run ./bench -scale -sizes 200,1000,2000 -profile -json scale.json -svg scale.svg
+//
+// per size: first apply, the cluster's floor, no-op apply, plan, destroy, each with its wall
+// time, the process's peak RSS (the kernel's Maxrss of the child), requests by verb and writes;
+// a table, and a plot of time and memory against N. -profile has slipway write CPU and heap
+// profiles of the no-op apply and plan (SLIPWAY_CPUPROFILE, SLIPWAY_MEMPROFILE) next to the
+// group.
 package main
 
 import (
