@@ -19,6 +19,7 @@ var (
 		leaf("labels"), leaf("annotations"), leaf("serviceAnnotations"), sub("placement", placementFields),
 		sub("disruption", disruptionFields), sub("probes", probesFields),
 		leaf("stopGracePeriod"), leaf("preStopSleep"), leaf("tmpSize"),
+		list("files", fileFields), each("config", "<name>", configFields), each("secrets", "<name>", secretFields),
 	)
 	imageFields    = fields(leaf("rootfs"), leaf("archive"), leaf("base"), list("add", addFields), leaf("command"))
 	addFields      = fields(leaf("src"), leaf("dst"))
@@ -47,7 +48,12 @@ var (
 	tolerationFields = fields(leaf("key"), leaf("operator"), leaf("value"), leaf("effect"), leaf("tolerationSeconds"))
 	disruptionFields = fields(leaf("maxUnavailable"), leaf("minAvailable"))
 	// A startup probe has the liveness probe's fields; they are documented once, under liveness.
-	probesFields     = fields(sub("liveness", checkProbeFields), same("startup", checkProbeFields))
+	probesFields = fields(sub("liveness", checkProbeFields), same("startup", checkProbeFields))
+	fileFields   = fields(leaf("path"), leaf("secret"), leaf("config"))
+	configFields = fields(leaf("files"))
+	secretFields = fields(leaf("fromEnv"), leaf("fromFile"))
+	// An env value may be a reference instead of a literal; documented under env.
+	envRefFields     = &section{keys: []key{leaf("secret"), leaf("config"), leaf("key")}}
 	checkProbeFields = fields(leaf("exec"), sub("http", httpFields), leaf("tcp"), leaf("period"), leaf("failures"))
 )
 

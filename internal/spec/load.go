@@ -629,7 +629,17 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 		nd.Readiness = d.probe(v, path+".readiness")
 	}
 	if v := m["env"]; v != nil {
-		nd.Env = d.env(v, path+".env")
+		nd.Env = d.env(v, path+".env", &nd.EnvRefs)
+	}
+	if v := m["files"]; v != nil {
+		nd.Files = d.files(v, path+".files")
+	}
+	if v := m["config"]; v != nil {
+		nd.Config = d.configs(v, path+".config")
+	}
+	if v := m["secrets"]; v != nil {
+		// defaults' secrets are read for each node that takes them, not for defaults itself.
+		nd.Secrets = d.secrets(v, path+".secrets", nodeName)
 	}
 	if v := m["resources"]; v != nil {
 		nd.Resources = d.resources(v, path+".resources")
@@ -858,7 +868,9 @@ var reservedEnv = []string{"container_uuid", "SLIPWAY_NODE", "SLIPWAY_ROLE"}
 
 var envName = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
 
-func (d *decoder) env(n *yaml.Node, path string) map[string]string {
+// env reads literal variables; with refs set, a value may also be a reference to a key of a
+// Secret or ConfigMap (SPEC §3a), put in *refs.
+func (d *decoder) env(n *yaml.Node, path string, refs *map[string]EnvRef) map[string]string {
 	entries := d.entries(n, path)
 	out := make(map[string]string, len(entries))
 	for _, e := range entries {
@@ -869,6 +881,15 @@ func (d *decoder) env(n *yaml.Node, path string) map[string]string {
 			continue
 		case slices.Contains(reservedEnv, e.key):
 			d.errAt(e.keyNode, p, "%s is set by slipway", e.key)
+			continue
+		}
+		if refs != nil && deref(e.val) != nil && deref(e.val).Kind == yaml.MappingNode {
+			if r, ok := d.envRef(e.val, p); ok {
+				if *refs == nil {
+					*refs = map[string]EnvRef{}
+				}
+				(*refs)[e.key] = r
+			}
 			continue
 		}
 		if v, ok := d.text(e.val, p); ok {
@@ -979,7 +1000,7 @@ func (d *decoder) role(n *yaml.Node, path, roleName string) (*Role, workloadSet)
 				d.errAt(deref(v), sp+".image", "is required")
 			}
 			if ev := sm["environment"]; ev != nil {
-				s.Environment = d.env(ev, sp+".environment")
+				s.Environment = d.env(ev, sp+".environment", nil)
 			}
 			r.Service = s
 		}

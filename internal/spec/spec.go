@@ -71,6 +71,10 @@ type Node struct {
 	Init           string // InitSystemd or InitNone
 	Readiness      *Probe // nil: the default of Init (SPEC §5)
 	Env            map[string]string
+	EnvRefs        map[string]EnvRef // variables read from a Secret's or ConfigMap's key
+	Files          []FileMount       // Secrets and ConfigMaps mounted read-only
+	Config         []ConfigSource    // ConfigMaps <node>-<name> slipway makes, by name
+	Secrets        []SecretSource    // Secrets <node>-<name> slipway makes, by name
 	Resources      corev1.ResourceRequirements
 	RolloutTimeout time.Duration
 	State          StateVolume

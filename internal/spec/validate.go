@@ -131,6 +131,7 @@ func (d *decoder) validateNode(n *Node, path string) {
 	}
 	d.validateWorkload(n, path)
 	d.validateReach(n, path)
+	d.validateRefs(n, path)
 }
 
 // IsDNSLabel reports whether s is an RFC 1123 label, as a namespace name must be: lowercase

@@ -1,0 +1,420 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// EnvRef is an environment variable read from a key of a Secret or ConfigMap: exactly one of
+// Secret and Config is set. A name that is one of the node's own secrets:/config: is the
+// object slipway makes (ObjectName); any other is an existing object of the namespace.
+type EnvRef struct {
+	Secret, Config, Key string
+	Line                int // where it was written, for errors about it
+}
+
+// FileMount mounts a Secret or a ConfigMap read-only at Path, every key a file: exactly one
+// of Secret and Config is set, named as in EnvRef.
+type FileMount struct {
+	Path, Secret, Config string
+	Line                 int
+}
+
+// ConfigSource is a ConfigMap <node>-<name> slipway makes from files of the group directory.
+type ConfigSource struct {
+	Name  string
+	Files map[string]string // key → absolute path of the file
+	Data  map[string]string // key → the file's content, read at load
+}
+
+// SecretSource is a Secret <node>-<name> slipway makes from the operator's environment or
+// files at run time. It holds where the values come from and a hash of them, never a value.
+type SecretSource struct {
+	Name     string
+	FromEnv  map[string]string // key → environment variable
+	FromFile map[string]string // key → absolute path
+	Hash     string            // SecretHash of the values read at load
+	Line     int
+}
+
+// ObjectName is the ConfigMap or Secret slipway makes for the node's config:/secrets: entry.
+func ObjectName(node, name string) string { return node + "-" + name }
+
+// ConfigHash is the hash of a ConfigMap's data; a pod template carries it so that a content
+// change rolls the pods out.
+func ConfigHash(data map[string]string) string { return hashData("config", data) }
+
+// hashData hashes sorted key/value pairs with a domain prefix; keys and values are
+// length-prefixed so that no two different maps hash alike.
+func hashData(domain string, data map[string]string) string {
+	h := sha256.New()
+	h.Write([]byte(domain))
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, s := range []string{k, data[k]} {
+			var n [8]byte
+			for i, l := 0, uint64(len(s)); i < 8; i++ {
+				n[i] = byte(l >> (8 * i))
+			}
+			h.Write(n[:])
+			h.Write([]byte(s))
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// SecretHash is the hash of a Secret's values, salted with the object's name so that the
+// same value in two Secrets does not show as the same hash.
+func SecretHash(object string, data map[string]string) string {
+	return hashData("secret/"+object, data)
+}
+
+// ReadSecret reads the values of s from the environment and files, now. An error names the
+// variable or the file, never a value.
+func ReadSecret(node string, s SecretSource) (map[string]string, error) {
+	out := make(map[string]string, len(s.FromEnv)+len(s.FromFile))
+	var missing []string
+	for _, k := range sortedKeys(s.FromEnv) {
+		v, ok := os.LookupEnv(s.FromEnv[k])
+		if !ok {
+			missing = append(missing, "environment variable "+s.FromEnv[k]+" is not set")
+			continue
+		}
+		out[k] = v
+	}
+	for _, k := range sortedKeys(s.FromFile) {
+		b, err := os.ReadFile(s.FromFile[k])
+		if err != nil {
+			missing = append(missing, "file "+s.FromFile[k]+": "+unwrapPath(err).Error())
+			continue
+		}
+		out[k] = string(b)
+	}
+	if len(missing) > 0 {
+		return nil, &secretError{node: node, name: s.Name, causes: missing}
+	}
+	return out, nil
+}
+
+type secretError struct {
+	node, name string
+	causes     []string
+}
+
+func (e *secretError) Error() string {
+	return "node " + e.node + ": secret " + e.name + ": " + strings.Join(e.causes, "; ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// maxConfigBytes is what one ConfigMap may hold (the API server's limit on an object is 1 MiB,
+// with its metadata).
+const maxConfigBytes = 1000 * 1024
+
+// configs decodes `config:`: each entry a ConfigMap of files of the group directory.
+func (d *decoder) configs(n *yaml.Node, path string) []ConfigSource {
+	var out []ConfigSource
+	for _, e := range d.entries(n, path) {
+		p := join(path, e.key)
+		if !isLabel(e.key, false) {
+			d.errAt(e.keyNode, p, "name %q is not a DNS label %s", e.key, labelRule)
+		}
+		m, ok := d.mapping(e.val, p, configFields)
+		if !ok {
+			continue
+		}
+		c := ConfigSource{Name: e.key, Files: map[string]string{}, Data: map[string]string{}}
+		size := 0
+		for _, f := range d.entries(m["files"], p+".files") {
+			fp := join(p+".files", f.key)
+			if !d.dataKey(f.keyNode, fp, f.key) {
+				continue
+			}
+			src, ok := d.str(f.val, fp)
+			if !ok {
+				continue
+			}
+			abs := d.addSource(deref(f.val), fp, src)
+			b, err := os.ReadFile(abs)
+			if err != nil {
+				if _, statErr := os.Lstat(abs); statErr == nil {
+					d.errAt(deref(f.val), fp, "%s cannot be read: %v", shown(src), unwrapPath(err))
+				}
+				continue
+			}
+			size += len(b)
+			c.Files[f.key], c.Data[f.key] = abs, string(b)
+		}
+		if len(c.Files) == 0 && m["files"] == nil {
+			d.errAt(deref(e.val), p+".files", "is required")
+		}
+		if size > maxConfigBytes {
+			d.errAt(deref(e.val), p, "config %s holds %d bytes, more than a ConfigMap can (%d)", e.key, size, maxConfigBytes)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// secrets decodes `secrets:` and reads each value once, to check it is there and to hash it;
+// a missing variable or file is an error naming it, before any change.
+func (d *decoder) secrets(n *yaml.Node, path, node string) []SecretSource {
+	var out []SecretSource
+	for _, e := range d.entries(n, path) {
+		p := join(path, e.key)
+		if !isLabel(e.key, false) {
+			d.errAt(e.keyNode, p, "name %q is not a DNS label %s", e.key, labelRule)
+		}
+		m, ok := d.mapping(e.val, p, secretFields)
+		if !ok {
+			continue
+		}
+		s := SecretSource{Name: e.key, FromEnv: map[string]string{}, FromFile: map[string]string{}, Line: e.keyNode.Line}
+		data := map[string]string{}
+		for _, f := range d.entries(m["fromEnv"], p+".fromEnv") {
+			fp := join(p+".fromEnv", f.key)
+			if !d.dataKey(f.keyNode, fp, f.key) {
+				continue
+			}
+			name, ok := d.str(f.val, fp)
+			if !ok {
+				continue
+			}
+			if !envName.MatchString(name) {
+				d.errAt(deref(f.val), fp, "%q is not an environment variable name (letters, digits, '_', '-' and '.', not starting with a digit)", name)
+				continue
+			}
+			s.FromEnv[f.key] = name
+			if v, set := os.LookupEnv(name); set {
+				data[f.key] = v
+			} else if node != "" {
+				// add, not errAt: a secret taken from defaults: is read (and missed) per node.
+				d.add(deref(f.val).Line, fp, "environment variable %s is not set", name)
+			}
+		}
+		for _, f := range d.entries(m["fromFile"], p+".fromFile") {
+			fp := join(p+".fromFile", f.key)
+			if !d.dataKey(f.keyNode, fp, f.key) {
+				continue
+			}
+			if _, dup := s.FromEnv[f.key]; dup {
+				d.errAt(f.keyNode, fp, "key %s is also in fromEnv", f.key)
+				continue
+			}
+			src, ok := d.str(f.val, fp)
+			if !ok {
+				continue
+			}
+			abs := d.resolve(src)
+			s.FromFile[f.key] = abs
+			if b, err := os.ReadFile(abs); err == nil {
+				data[f.key] = string(b)
+			} else if node != "" {
+				d.add(deref(f.val).Line, fp, "file %s cannot be read: %v", shown(src), unwrapPath(err))
+			}
+		}
+		if len(s.FromEnv)+len(s.FromFile) == 0 && m["fromEnv"] == nil && m["fromFile"] == nil {
+			d.errAt(deref(e.val), p, "needs fromEnv or fromFile")
+		}
+		s.Hash = SecretHash(ObjectName(node, e.key), data)
+		out = append(out, s)
+	}
+	return out
+}
+
+// dataKey checks a key of a ConfigMap or Secret.
+func (d *decoder) dataKey(n *yaml.Node, p, key string) bool {
+	if len(validation.IsConfigMapKey(key)) > 0 {
+		d.errAt(n, p, "%q is not a file name of a ConfigMap or Secret (letters, digits, '-', '_' and '.')", key)
+		return false
+	}
+	return true
+}
+
+// envRef decodes an environment value that is a mapping: {secret: NAME, key: KEY} or
+// {config: NAME, key: KEY}.
+func (d *decoder) envRef(n *yaml.Node, p string) (EnvRef, bool) {
+	m, ok := d.mapping(n, p, envRefFields)
+	if !ok {
+		return EnvRef{}, false
+	}
+	r := EnvRef{Line: deref(n).Line}
+	r.Secret, r.Config, ok = d.objectRef(n, m, p)
+	if kv := m["key"]; kv != nil {
+		if k, ok2 := d.str(kv, p+".key"); ok2 && d.dataKey(deref(kv), p+".key", k) {
+			r.Key = k
+		} else {
+			ok = false
+		}
+	} else {
+		d.errAt(deref(n), p+".key", "is required")
+		ok = false
+	}
+	return r, ok
+}
+
+// objectRef reads the one of secret: and config: that a reference writes.
+func (d *decoder) objectRef(n *yaml.Node, m map[string]*yaml.Node, p string) (secret, config string, ok bool) {
+	sv, cv := m["secret"], m["config"]
+	switch {
+	case sv != nil && cv != nil:
+		d.errAt(deref(n), p, "sets both secret and config: name one")
+		return "", "", false
+	case sv == nil && cv == nil:
+		d.errAt(deref(n), p, "needs secret or config")
+		return "", "", false
+	}
+	field, v := "secret", sv
+	if cv != nil {
+		field, v = "config", cv
+	}
+	s, ok := d.str(v, p+"."+field)
+	if !ok {
+		return "", "", false
+	}
+	if !isSubdomain(s) {
+		d.errAt(deref(v), p+"."+field, "%q is not a DNS subdomain (lowercase letters, digits, '-' and '.')", s)
+		return "", "", false
+	}
+	if field == "secret" {
+		return s, "", true
+	}
+	return "", s, true
+}
+
+// files decodes `files:`: mount paths are absolute, each once, and never /var/lib or under it
+// (the state claim's) nor /run or /tmp (the memory-backed directories of systemd nodes).
+func (d *decoder) files(n *yaml.Node, p string) []FileMount {
+	items, ok := d.seq(n, p)
+	if !ok {
+		return nil
+	}
+	var out []FileMount
+	seen := map[string]int{}
+	for i, it := range items {
+		ip := index(p, i)
+		m, ok := d.mapping(it, ip, fileFields)
+		if !ok {
+			continue
+		}
+		f := FileMount{Line: deref(it).Line}
+		f.Secret, f.Config, ok = d.objectRef(it, m, ip)
+		pv := m["path"]
+		if pv == nil {
+			d.errAt(deref(it), ip+".path", "is required")
+			continue
+		}
+		s, ok2 := d.str(pv, ip+".path")
+		if !ok || !ok2 {
+			continue
+		}
+		clean := path.Clean(s)
+		switch {
+		case !strings.HasPrefix(s, "/"):
+			d.errAt(deref(pv), ip+".path", "%q is not an absolute path", s)
+		case clean == "/":
+			d.errAt(deref(pv), ip+".path", "%q is the root: name a directory under it", s)
+		case under(clean, "/var/lib"):
+			d.errAt(deref(pv), ip+".path", "%s is under /var/lib, the node's state claim", s)
+		case under(clean, "/run") || under(clean, "/tmp"):
+			d.errAt(deref(pv), ip+".path", "%s is under /run or /tmp, the node's memory-backed directories", s)
+		case seen[clean] != 0:
+			d.errAt(deref(pv), ip+".path", "path %s is mounted twice (first at line %d)", clean, seen[clean])
+		default:
+			seen[clean] = deref(pv).Line
+			f.Path = clean
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// under reports whether p is dir or below it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// validateRefs checks that a reference to one of the node's own config:/secrets: names the
+// right kind. Any other name is an existing object, checked by plan against the cluster.
+func (d *decoder) validateRefs(n *Node, path string) {
+	own := func(list []string, name string) bool { return slices.Contains(list, name) }
+	var configs, secrets []string
+	for _, c := range n.Config {
+		configs = append(configs, c.Name)
+	}
+	for _, s := range n.Secrets {
+		secrets = append(secrets, s.Name)
+	}
+	for _, k := range sortedEnvRefs(n.EnvRefs) {
+		r := n.EnvRefs[k]
+		if r.Config != "" && own(configs, r.Config) {
+			if _, ok := configByName(n, r.Config).Data[r.Key]; !ok {
+				d.add(r.Line, path+".env."+k, "config %s has no key %s", r.Config, r.Key)
+			}
+		}
+		if r.Secret != "" && own(secrets, r.Secret) {
+			s := secretByName(n, r.Secret)
+			if _, ok := s.FromEnv[r.Key]; !ok {
+				if _, ok := s.FromFile[r.Key]; !ok {
+					d.add(r.Line, path+".env."+k, "secret %s has no key %s", r.Secret, r.Key)
+				}
+			}
+		}
+	}
+}
+
+func sortedEnvRefs(m map[string]EnvRef) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func configByName(n *Node, name string) ConfigSource {
+	for _, c := range n.Config {
+		if c.Name == name {
+			return c
+		}
+	}
+	return ConfigSource{}
+}
+
+func secretByName(n *Node, name string) SecretSource {
+	for _, s := range n.Secrets {
+		if s.Name == name {
+			return s
+		}
+	}
+	return SecretSource{}
+}
+
+// OwnConfig returns the node's config: entry called name, if any.
+func (n *Node) OwnConfig(name string) (ConfigSource, bool) {
+	c := configByName(n, name)
+	return c, c.Name != ""
+}
+
+// OwnSecret returns the node's secrets: entry called name, if any.
+func (n *Node) OwnSecret(name string) (SecretSource, bool) {
+	s := secretByName(n, name)
+	return s, s.Name != ""
+}
