@@ -97,6 +97,10 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 // Apply carries out p (SPEC §6). Nodes run in parallel, Parallelism at a time; a failed node
 // does not stop the others. The error joins every NodeError.
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
+	p, err := withSecretData(p, t.Group) // before any change: a missing value stops it all
+	if err != nil {
+		return err
+	}
 	doc, err := readState(ctx, t)
 	if err != nil {
 		return err

@@ -105,6 +105,9 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	if err := checkReferences(t.Group, t.Namespace, l.live, l.foreign); err != nil {
+		return nil, err
+	}
 	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
 	refs := map[string]string{}
 	for _, im := range images {

@@ -37,6 +37,8 @@ var ManagedKinds = []schema.GroupVersionKind{
 	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 	{Version: "v1", Kind: "ServiceAccount"},
 	{Version: "v1", Kind: "PersistentVolumeClaim"},
+	{Version: "v1", Kind: "ConfigMap"},
+	{Version: "v1", Kind: "Secret"},
 	{Version: "v1", Kind: "Service"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
@@ -98,11 +100,17 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[Key]
 			defer mu.Unlock()
 			for i := range list.Items {
 				u := &list.Items[i]
+				if u.GetLabels()[labelComponent] == componentState {
+					continue // the state backend's Secret: not an object of the group's file
+				}
 				u.SetGroupVersionKind(gvk)
 				// The callers compare specs and read labels, never the field managers'
 				// records, which are about half of a small object: a 1,000-node plan holds
 				// 5,000 of them for its whole run.
 				unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+				if gvk.Kind == "Secret" {
+					withoutSecretData(u)
+				}
 				out[KeyOf(u)] = u
 			}
 		})
@@ -254,4 +262,25 @@ func (c *Client) WaitGone(ctx context.Context, k Key, limit time.Duration) error
 		}
 	}
 	return fmt.Errorf("%s: still there %s after its deletion", k, limit)
+}
+
+// The label the kubernetes state backend puts on its Secret (internal/state): ListManaged
+// leaves that Secret out, so that no plan prunes or diffs the state.
+const (
+	labelComponent = "app.kubernetes.io/component"
+	componentState = "state"
+)
+
+// withoutSecretData blanks a Secret's values, keeping its keys (plan checks that a referenced
+// key exists): slipway compares its own Secrets by the hash annotation it writes, and a value
+// it never holds cannot reach a plan's diff, a saved plan or an error.
+func withoutSecretData(u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "stringData")
+	data, ok := u.Object["data"].(map[string]any)
+	if !ok {
+		return
+	}
+	for k := range data {
+		data[k] = ""
+	}
 }

@@ -68,7 +68,8 @@ type Input struct {
 }
 
 // Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
-// (default-deny first), ServiceAccounts, PersistentVolumeClaims, Services, Deployments,
+// (default-deny first), ServiceAccounts, PersistentVolumeClaims, ConfigMaps and Secrets,
+// Services, Deployments,
 // PodDisruptionBudgets.
 // Within a kind, objects follow the nodes by name, a node before its roles by name.
 func Objects(in Input) ([]Object, error) {
@@ -90,12 +91,13 @@ func Objects(in Input) ([]Object, error) {
 		return nil, err
 	}
 
-	var policies, accounts, claims, services, deployments, budgets []Object
+	var policies, accounts, claims, configs, services, deployments, budgets []Object
 	policies = append(policies, r.defaultDeny())
 	for _, n := range g.Nodes {
 		policies = append(policies, r.nodePolicy(n))
 		accounts = append(accounts, r.serviceAccount(n))
 		claims = append(claims, r.claim(n))
+		configs = append(configs, r.configObjects(n)...)
 		if ports := n.Firewall.LoadBalancerPorts(); len(ports) > 0 {
 			services = append(services, r.nodeService(n, ports))
 		}
@@ -116,9 +118,9 @@ func Objects(in Input) ([]Object, error) {
 		}
 		budgets = append(budgets, r.budgets(n)...)
 	}
-	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(services)+len(deployments)+len(budgets))
+	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(configs)+len(services)+len(deployments)+len(budgets))
 	out = append(out, r.namespace())
-	for _, list := range [][]Object{policies, accounts, claims, services, deployments, budgets} {
+	for _, list := range [][]Object{policies, accounts, claims, configs, services, deployments, budgets} {
 		out = append(out, list...)
 	}
 	return out, nil
@@ -445,7 +447,8 @@ func (r *renderer) podSpec(n *spec.Node) corev1.PodSpec {
 }
 
 // nodeContainer is a container of the node's image, with the settings of its init (SPEC §5).
-func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, machineID, role string) corev1.Container {
+// The second result is the hash of the config the container uses (nodeConfig).
+func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, machineID, role string) (corev1.Container, string) {
 	c := corev1.Container{
 		Name:      ContainerNode,
 		Image:     r.in.Images[n.Name],
@@ -477,7 +480,7 @@ func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, machineID, ro
 	if readiness != nil {
 		c.ReadinessProbe = probe(readiness)
 	}
-	return c
+	return c, nodeConfig(ps, &c, n)
 }
 
 // DeploymentTypeMeta is the TypeMeta of every Deployment slipway applies, rendered or rolled
@@ -505,7 +508,7 @@ func (r *renderer) deployment(name string, labels map[string]string, replicas in
 // /var/lib, its machine ID in container_uuid (FR-004, FR-012, FR-013).
 func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 	ps := r.podSpec(n)
-	c := r.nodeContainer(&ps, n, r.in.MachineIDs[n.Name], "")
+	c, hash := r.nodeContainer(&ps, n, r.in.MachineIDs[n.Name], "")
 	ps.Volumes = append([]corev1.Volume{{Name: "state", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: spec.ClaimName(n.Name)}}}}, ps.Volumes...)
 	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "state", MountPath: StateMountPath}}, c.VolumeMounts...)
@@ -513,6 +516,7 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 	d := r.deployment(n.Name, r.labels(spec.LabelNode, n.Name), 1, ps)
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	workload(d, n, n.Workload)
+	setConfigHash(&d.Spec.Template, hash)
 	return d
 }
 
@@ -522,8 +526,11 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deployment {
 	name := spec.RoleObjectName(n.Name, role.Name)
 	ps := r.podSpec(n)
+	hash := ""
 	if role.Service == nil {
-		ps.Containers = []corev1.Container{r.nodeContainer(&ps, n, "", role.Name)}
+		var c corev1.Container
+		c, hash = r.nodeContainer(&ps, n, "", role.Name)
+		ps.Containers = []corev1.Container{c}
 	} else {
 		yes, no := true, false
 		seccomp := func() *corev1.SeccompProfile {
@@ -549,5 +556,6 @@ func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deploym
 	}
 	d := r.deployment(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name), role.Replicas, ps)
 	workload(d, n, role.Workload)
+	setConfigHash(&d.Spec.Template, hash)
 	return d
 }

@@ -76,7 +76,9 @@ func TestGolden(t *testing.T) {
 		{"probes and stopping", "testdata/workload/probes.yaml", "testdata/workload/probes.golden.yaml", false},
 		{"probes and stopping with stop signal", "testdata/workload/probes.yaml", "testdata/workload/probes-stopsignal.golden.yaml", true},
 		{"firewall reach", "testdata/firewall/reach.yaml", "testdata/firewall/reach.golden.yaml", false},
+		{"secrets and config", "testdata/workload/config.yaml", "testdata/workload/config.golden.yaml", false},
 	}
+	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by config.yaml's secret
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := spec.Load(tt.file)

@@ -418,3 +418,13 @@ func (n *Node) OwnSecret(name string) (SecretSource, bool) {
 	s := secretByName(n, name)
 	return s, s.Name != ""
 }
+
+// Annotations slipway writes for config and secrets (in its own domain, which a file cannot set).
+const (
+	// AnnotationConfigHash on a pod template: a hash of the content of the ConfigMaps and
+	// Secrets slipway makes that the pod mounts or reads, so a content change rolls it out.
+	AnnotationConfigHash = "slipway.dev/config-hash"
+	// AnnotationSecretHash on a Secret slipway makes: the hash of its values. The rendered
+	// Secret has no data; the engine fills it at apply from the same sources.
+	AnnotationSecretHash = "slipway.dev/secret-hash"
+)
