@@ -114,8 +114,8 @@ func niceCeil(v float64) float64 {
 }
 
 func num(v float64) string {
-	if v == math.Trunc(v) {
+	if v == math.Trunc(v) || math.Abs(v) >= 100 {
 		return fmt.Sprintf("%.0f", v)
 	}
-	return fmt.Sprintf("%.2g", v)
+	return fmt.Sprintf("%.3g", v)
 }
