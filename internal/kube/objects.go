@@ -86,24 +86,17 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[Key]
 	errs := make([]error, len(ManagedKinds))
 	for i, gvk := range ManagedKinds {
 		wg.Go(func() {
-			ri, err := c.resourceFor(gvk, ns)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+			items, err := c.listRaw(ctx, gvk, ns, selector)
 			if err != nil {
 				errs[i] = fmt.Errorf("list %s in %s: %w", gvk.Kind, ns, err)
 				return
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for i := range list.Items {
-				u := &list.Items[i]
+			for _, u := range items {
 				if u.GetLabels()[labelComponent] == componentState {
 					continue // the state backend's Secret: not an object of the group's file
 				}
-				u.SetGroupVersionKind(gvk)
 				// The callers compare specs and read labels, never the field managers'
 				// records, which are about half of a small object: a 1,000-node plan holds
 				// 5,000 of them for its whole run.
