@@ -626,7 +626,7 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, k plan.Key, minGen
 // failureReport is the recent events of the pod, its ReplicaSet and its Deployment, each under
 // the object they are about, and the pod's last log lines, for the operator.
 func (e *Engine) failureReport(ctx context.Context, w deploymentWatch, k plan.Key, res status.Result) string {
-	dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
+	dep, rss, pods, evs := awaitPodEvents(ctx, w, k, res.Pod, podEventsGrace)
 	var b strings.Builder
 	if res.Pod != "" {
 		for _, g := range status.Events(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs, Now: time.Now()}, res.Pod, 10) {
