@@ -125,8 +125,15 @@ func main() {
 	sizes := flag.String("sizes", "200,1000,2000", "scale mode: group sizes, comma-separated")
 	profile := flag.Bool("profile", false, "scale mode: CPU and heap profiles of the no-op apply and plan, into the run's directory")
 	svgOut := flag.String("svg", "", "scale mode: write the plot of time and memory against N to this file (default: the run's directory)")
+	replot := flag.String("replot", "", "scale mode: redraw the plot from this JSON result of an earlier run into -svg, and stop")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+	if *replot != "" {
+		if err := replotFrom(*replot, *svgOut); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 
 	ctx := context.Background()
 	b := &bench{n: *nodes, parallelism: *parallelism, waitLimit: *waitLimit,

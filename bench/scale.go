@@ -127,3 +127,19 @@ func (b *bench) printScale(w io.Writer) {
 		fmt.Fprintf(w, "\nnote: %s\n", n)
 	}
 }
+
+// replotFrom redraws the plot of the scale rows of a JSON result into svgOut.
+func replotFrom(jsonPath, svgOut string) error {
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return err
+	}
+	var res Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	if len(res.Scale) == 0 || svgOut == "" {
+		return fmt.Errorf("-replot %s: want a scale result and -svg", jsonPath)
+	}
+	return os.WriteFile(svgOut, []byte(scaleSVG(res.Scale)), 0o644)
+}
