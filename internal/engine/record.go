@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -135,4 +138,103 @@ func (r *recorder) rolledBack(ctx context.Context, node, deployment, oldImage, h
 // removed records that node's objects are gone.
 func (r *recorder) removed(ctx context.Context, node string) error {
 	return r.update(ctx, "after removing node "+node, func(d *state.Document) { delete(d.Nodes, node) })
+}
+
+// recordNodeStep writes node's machine IDs, image, roles and suspension from the plan after
+// one of its steps (named by step). Until the rollout says otherwise, the image that became
+// ready is the one recorded before.
+func (e *Engine) recordNodeStep(ctx context.Context, r *run, n *spec.Node, step string) error {
+	return r.rec.update(ctx, step+" of node "+n.Name, func(d *state.Document) {
+		ns := r.rec.node(n.Name)
+		prevImage := ns.Image
+		e.recordNode(ns, r.p, n)
+		if ns.PreviousReady == "" && prevImage.Digest != "" {
+			ns.PreviousReady = prevImage.Ref + "@" + prevImage.Digest
+		}
+		ns.Suspended = r.p.Suspended
+	})
+}
+
+// stateImagesLag reports whether the state names another image than p for a node or service
+// role: a change rolled back and then reverted in the file leaves the cluster as desired (no
+// change to make) but the state naming the image that was rolled back.
+func stateImagesLag(doc *state.Document, p *plan.Plan, t Target) bool {
+	for _, im := range p.Images {
+		ns := doc.Nodes[im.Node]
+		if ns == nil {
+			continue // a new node: recorded anyway
+		}
+		if im.Name == im.Node {
+			if ns.Image != imageRecord(im) {
+				return true
+			}
+			continue
+		}
+		if n := t.Group.Node(im.Node); n != nil {
+			for _, r := range n.Roles {
+				if rs := ns.Roles[r.Name]; rs != nil && spec.RoleObjectName(n.Name, r.Name) == im.Name && rs.Image != imageRecord(im) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// recordAll writes into d what p says the cluster holds, for a run that changes nothing.
+func (e *Engine) recordAll(d *state.Document, p *plan.Plan, t Target) {
+	d.Namespace = p.Namespace
+	keep := map[string]bool{}
+	for _, n := range t.Group.Nodes {
+		keep[n.Name] = true
+		ns := d.Nodes[n.Name]
+		if ns == nil {
+			ns = &state.NodeState{}
+			if d.Nodes == nil {
+				d.Nodes = map[string]*state.NodeState{}
+			}
+			d.Nodes[n.Name] = ns
+		}
+		e.recordNode(ns, p, n)
+		if ns.Image.Digest != "" && ns.PreviousReady == "" {
+			ns.PreviousReady = ns.Image.Ref + "@" + ns.Image.Digest
+		}
+	}
+	for name := range d.Nodes {
+		if !keep[name] {
+			delete(d.Nodes, name)
+		}
+	}
+}
+
+// recordNode sets the node's machine IDs, image and roles from the plan.
+func (e *Engine) recordNode(ns *state.NodeState, p *plan.Plan, n *spec.Node) {
+	ns.MachineID = p.MachineIDs[n.Name]
+	ns.Protect = n.State.Protect
+	for _, im := range p.Images {
+		if im.Name == n.Name {
+			ns.Image = imageRecord(im)
+		}
+	}
+	roles := map[string]*state.RoleState{}
+	for _, r := range n.Roles {
+		rs := &state.RoleState{Replicas: r.Replicas}
+		for _, im := range p.Images {
+			if im.Name == spec.RoleObjectName(n.Name, r.Name) {
+				rs.Image = imageRecord(im)
+			}
+		}
+		roles[r.Name] = rs
+	}
+	if len(roles) > 0 {
+		ns.Roles = roles
+	} else {
+		ns.Roles = nil
+	}
+}
+
+func imageRecord(im plan.Image) state.ImageRecord {
+	repo, digest, _ := strings.Cut(im.Digest, "@")
+	_, tag, _ := strings.Cut(strings.TrimPrefix(im.Tag, repo), ":")
+	return state.ImageRecord{Ref: repo, Tag: tag, Digest: digest}
 }

@@ -8,18 +8,20 @@ import (
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
 
-// nodeReadyForRoles waits, within the node's rollout limit, until the node's Deployment k is
+// awaitReady waits, within the node's rollout limit, until the node's Deployment k is
 // ready, for a run that starts roles without rolling the node out (its Deployment is already
 // as desired: an earlier apply was killed during the rollout, say). Roles start only next to a
 // ready node (SPEC §6 step 7). The outcome is recorded as the node's last rollout when the
 // state does not say it already.
-func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w deploymentWatch, n *spec.Node, k plan.Key) error {
-	res := e.wait(ctx, w, k, 0, time.Now(), e.rolloutLimit(n), n.Name, status.Rollout)
+//
+// It runs an await-ready step.
+func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
+	rec, w, k, node := r.rec, r.w, *st.Object, st.Node
+	res := e.wait(ctx, w, k, 0, time.Now(), st.Limit, node, status.Rollout)
 	var img string
 	if dep, _, _, _ := w.Deployment(k.Namespace, k.Name); dep != nil {
 		img = firstImage(dep.Spec.Template.Spec.Containers)
@@ -27,7 +29,7 @@ func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w deploym
 	if res.Phase == status.Ready {
 		hash := templateHash(w, k)
 		return rec.update(ctx, "after waiting for deployment "+k.Name, func(d *state.Document) {
-			ns := rec.node(n.Name)
+			ns := rec.node(node)
 			if hash != "" {
 				ns.ReadyTemplate = hash
 			}
@@ -46,5 +48,5 @@ func (e *Engine) nodeReadyForRoles(ctx context.Context, rec *recorder, w deploym
 	}
 	report := e.failureReport(ctx, w, k, res)
 	err := fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
-	return errors.Join(err, rec.failed(ctx, n.Name, k.Name, img, why))
+	return errors.Join(err, rec.failed(ctx, node, k.Name, img, why))
 }

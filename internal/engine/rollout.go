@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
-	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
@@ -22,49 +21,80 @@ import (
 // suspended: it has not run, and resume rolls it out.
 const suspendedNote = "applied while the group was suspended: resume rolls it out and waits for it"
 
-// rollout applies the node's Deployment and follows it; on failure it sets the Deployment
-// back to the last pod template that became ready and fails with the reason (SPEC §6 step 6).
-// The state says the rollout is in flight before the Deployment changes, so a run stopped at
-// any point leaves a state whose next apply follows it again.
+// applyDeployment runs an apply-deployment step: it finds where a failed rollout goes back to
+// (the step's Rollback), records the rollout in flight before the Deployment changes, so a run
+// stopped at any point leaves a state whose next apply follows it again, and applies it. The
+// await-rollout step that follows waits for it (SPEC §6 steps 5–6).
 //
 // While the group is suspended the template is applied at 0 replicas and nothing runs: the
 // state keeps the rollout in flight (nothing became ready) and resume rolls it out.
-func (e *Engine) rollout(ctx context.Context, p *plan.Plan, rec *recorder, w deploymentWatch, n *spec.Node, c *plan.Change, obj *unstructured.Unstructured) error {
-	k := c.Key
-	// The template to go back to: the live one, if it was running ready when we started; else
-	// the last one that became ready, still in its ReplicaSet (an earlier apply was killed
-	// during a rollout that never became ready).
-	prev := rollbackTarget(w, k, rec.readyTemplate(n.Name))
-	limit := e.rolloutLimit(n)
+func (e *Engine) applyDeployment(ctx context.Context, nr *nodeRun, st plan.Step) error {
+	k := *st.Object
+	c := nr.p.Change(k)
+	if c == nil {
+		return fmt.Errorf("%s: not in the plan's changes", k)
+	}
+	obj := nr.byKey[k]
+	// Read before the Deployment changes: the live template, if it runs ready now; else the
+	// last one that became ready, still in its ReplicaSet (an earlier apply was killed during
+	// a rollout that never became ready). The await-rollout step's Rollback says whether a
+	// failure goes back to it.
+	prev := rollbackTarget(nr.w, k, nr.rec.readyTemplate(st.Node))
 	newImage := containerImage(obj, render.ContainerNode)
 	templateChanges := c.Action != plan.Update || len(c.Diff) == 0 || diffTouches(c.Diff, "spec.template.")
-	if !p.Suspended || templateChanges {
+	if !nr.p.Suspended || templateChanges {
 		msg := ""
-		if p.Suspended {
+		if nr.p.Suspended {
 			msg = suspendedNote
 		}
-		if err := rec.inFlight(ctx, n.Name, k.Name, newImage, msg); err != nil {
+		if err := nr.rec.inFlight(ctx, st.Node, k.Name, newImage, msg); err != nil {
 			return err
 		}
 	}
-	e.emit(event.Event{Node: n.Name, Phase: event.PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, limit), Desired: 1})
+	e.emit(event.Event{Node: st.Node, Phase: event.PhaseRollout, Message: fmt.Sprintf("%s %s (limit %s)", c.Action, k, e.rolloutLimit(nr.node)), Desired: 1})
 	since := time.Now()
 	gen, err := e.applyObject(ctx, *c, obj)
 	if err != nil {
 		return err
 	}
-	res := e.wait(ctx, w, k, gen, since, limit, n.Name, status.Rollout)
-	if p.Suspended {
+	nr.applied = &appliedRollout{key: k, image: newImage, prev: prev, gen: gen, since: since}
+	return nil
+}
+
+// appliedRollout is what apply-deployment hands on to await-rollout.
+type appliedRollout struct {
+	key   plan.Key
+	image string
+	prev  *appsv1.Deployment // the last ready template before the apply; nil: none
+	gen   int64              // the generation the apply returned
+	since time.Time
+}
+
+// awaitRollout runs an await-rollout step: it follows the rollout the apply-deployment step
+// started and, on failure, sets the Deployment back to the last pod template that became
+// ready and fails with the reason (SPEC §6 step 6). At 0 replicas (suspended) it waits for
+// nothing to run.
+func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) error {
+	a := nr.applied
+	if a == nil || a.key != *st.Object {
+		return fmt.Errorf("%s: await-rollout without its apply-deployment step", *st.Object)
+	}
+	k, w := a.key, nr.w
+	res := e.wait(ctx, w, k, a.gen, a.since, st.Limit, st.Node, status.Rollout)
+	if st.Replicas == 0 {
 		if res.Phase != status.Ready && ctx.Err() == nil {
 			return fmt.Errorf("deployment %s: at 0 replicas while suspended: %s", k.Name, res.Message)
 		}
 		return ctx.Err()
 	}
-	o := rolloutOutcome{node: n.Name, deployment: k.Name, image: newImage, res: res, prev: prev}
+	o := rolloutOutcome{node: st.Node, deployment: k.Name, image: a.image, res: res, prev: a.prev}
+	if st.Rollback == plan.RollbackNone {
+		o.prev = nil // created in this run: nothing ran before it
+	}
 	if res.Phase == status.Ready {
 		o.hash = templateHash(w, k)
 	}
-	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, k, limit, n.Name), func() string { return e.failureReport(ctx, w, k, res) })
+	return e.settle(ctx, nr.rec, o, e.rollbackFunc(ctx, w, k, st.Limit, st.Node), func() string { return e.failureReport(ctx, w, k, res) })
 }
 
 // rolloutOutcome is how a followed rollout ended.
@@ -145,4 +175,14 @@ func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, ro
 // inFlight reports whether the state says a rollout of node has not ended.
 func inFlight(ns *state.NodeState) bool {
 	return ns != nil && ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutInProgress
+}
+
+// diffTouches reports whether a field diff touches a path that contains part.
+func diffTouches(diff []plan.FieldDiff, part string) bool {
+	for _, d := range diff {
+		if strings.Contains(d.Path, part) {
+			return true
+		}
+	}
+	return false
 }

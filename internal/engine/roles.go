@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/status"
+)
+
+// stopRole runs a stop-role step: the role goes to 0 and its pods go, before the template it
+// must match changes (FR-006a).
+func (e *Engine) stopRole(ctx context.Context, r *run, st plan.Step) error {
+	e.emit(event.Event{Node: st.Node, Phase: event.PhaseStopRoles, Message: "role " + st.Role + ": to 0 replicas before the image changes"})
+	if err := e.scaleAndWait(ctx, r.w, *st.Object, 0); err != nil {
+		return fmt.Errorf("role %s: stop: %w", st.Role, err)
+	}
+	return nil
+}
+
+// startRole runs a start-role step: the role's Deployment applied at its replicas and waited
+// for; a role that does not become ready goes back to 0, and the node keeps its new image.
+func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted before starting role %s: %w", st.Role, err)
+	}
+	k := *st.Object
+	e.emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", st.Role, st.Replicas), Desired: st.Replicas})
+	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), r.byKey[k], kube.ApplyOptions{Force: true})
+	if err != nil {
+		return fmt.Errorf("role %s: %w", st.Role, err)
+	}
+	res := e.wait(ctx, r.w, k, out.GetGeneration(), time.Now(), st.Limit, st.Node, status.Rollout)
+	if res.Phase != status.Ready {
+		_, _ = e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, 0)
+		e.emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: "role " + st.Role + ": back to 0 replicas"})
+		return fmt.Errorf("role %s did not become ready (%s); it is back at 0 replicas, the node keeps its new image, and the next apply starts it again", st.Role, res.Message)
+	}
+	return nil
+}
+
+// scaleAndWait sets a Deployment's replicas and waits until its pods match (0: all gone).
+func (e *Engine) scaleAndWait(ctx context.Context, w deploymentWatch, k plan.Key, replicas int32) error {
+	gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas)
+	if err != nil {
+		return err
+	}
+	check := status.Rollout
+	if replicas == 0 {
+		check = status.ScaledDown
+	}
+	res := e.wait(ctx, w, k, gen, time.Now(), spec.DefaultRolloutTimeout, "", check)
+	if res.Phase != status.Ready {
+		return errors.New(res.Message)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/status"
+)
+
+// wait follows Deployment k in the watch cache until check says Ready or Failed, ctx ends, or
+// the limit passes (check decides what the limit means).
+//
+// minGen is the generation the apply (or scale) returned: until the cache holds it, the
+// status there is of the old object and says nothing about this rollout.
+func (e *Engine) wait(ctx context.Context, w deploymentWatch, k plan.Key, minGen int64, since time.Time, limit time.Duration, node string, check func(status.Input) status.Result) status.Result {
+	var last status.Result
+	tick := time.NewTicker(time.Second) // time passes even when nothing changes: limits, grace
+	defer tick.Stop()
+	for {
+		changed := w.Changed(k.Name)
+		dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
+		if dep != nil && dep.Generation < minGen {
+			dep = nil // not seen yet: progressing until the limit
+		}
+		res := check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
+			Now: time.Now(), Since: since, Limit: limit})
+		if node != "" && (res.Ready != last.Ready || res.Desired != last.Desired || res.Phase != last.Phase) {
+			e.emit(event.Event{Node: node, Phase: event.PhaseRollout, Message: k.Name + ": " + string(res.Phase), Ready: res.Ready, Desired: res.Desired})
+		}
+		last = res
+		if res.Phase != status.Progressing {
+			return res
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-ctx.Done():
+			return status.Result{Phase: status.Failed, Reason: "Interrupted", Message: k.String() + ": interrupted while waiting for the rollout"}
+		}
+	}
+}
+
+// failureReport is the recent events of the pod, its ReplicaSet and its Deployment, each under
+// the object they are about, and the pod's last log lines, for the operator.
+func (e *Engine) failureReport(ctx context.Context, w deploymentWatch, k plan.Key, res status.Result) string {
+	dep, rss, pods, evs := awaitPodEvents(ctx, w, k, res.Pod, podEventsGrace)
+	var b strings.Builder
+	if res.Pod != "" {
+		for _, g := range status.Events(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs, Now: time.Now()}, res.Pod, 10) {
+			fmt.Fprintf(&b, "\n  events of %s:\n    %s", g.Object, strings.Join(g.Lines, "\n    "))
+		}
+		container := render.ContainerNode
+		for _, p := range pods {
+			if p.Name == res.Pod && len(p.Spec.Containers) > 0 {
+				container = p.Spec.Containers[0].Name
+			}
+		}
+		if logs := e.o.Kube.PodLogTail(context.WithoutCancel(ctx), k.Namespace, res.Pod, container, 20); logs != "" {
+			fmt.Fprintf(&b, "\n  last log lines of pod %s:\n    %s", res.Pod, strings.ReplaceAll(logs, "\n", "\n    "))
+		}
+	}
+	return b.String()
+}
