@@ -78,25 +78,8 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	}
 	// The live objects are read while the images resolve: one waits on the API server, the
 	// other on the disk and the registry.
-	type listed struct {
-		live, foreign map[kube.Key]*unstructured.Unstructured
-		ns            *unstructured.Unstructured
-		err           error
-		stop          bool   // systemd pods get SIGRTMIN+3
-		stopNote      string // why not, when they do not
-	}
 	lc := make(chan listed, 1)
-	go func() {
-		var l listed
-		l.live, l.foreign, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
-		if l.err == nil {
-			l.ns, l.err = e.o.Kube.Namespace(ctx, t.Namespace)
-		}
-		if l.err == nil {
-			l.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
-		}
-		lc <- l
-	}()
+	go func() { lc <- e.listLive(ctx, t) }()
 	images, err := e.resolveImages(ctx, t)
 	l := <-lc
 	if err != nil {
@@ -109,26 +92,10 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		return nil, err
 	}
 	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
-	refs := map[string]string{}
-	for _, im := range images {
-		refs[im.Name] = im.Digest
-	}
-	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids, StopSignal: l.stop})
+	suspended := isSuspended(doc)
+	desired, err := desiredObjects(t, images, ids, l.stop, suspended)
 	if err != nil {
 		return nil, err
-	}
-	suspended := isSuspended(doc)
-	desired := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		u, err := kube.ToUnstructured(o)
-		if err != nil {
-			return nil, err
-		}
-		if suspended && u.GetKind() == "Deployment" {
-			// A suspended group stays at 0 until resume; the file's replicas are not drift.
-			_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
-		}
-		desired = append(desired, u)
 	}
 	foreignNS := l.ns != nil && !ownsNamespace(l.ns, t.Group.Name)
 	if foreignNS {
@@ -161,23 +128,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
 		Interrupted: map[string]string{},
 	}
-	if doc != nil {
-		in.StateSerial, in.StateLineage = doc.Serial, doc.Lineage
-		for name, ns := range doc.Nodes {
-			if ns.Image.Digest != "" {
-				in.StateImages[name] = ns.Image.Ref + "@" + ns.Image.Digest
-			}
-			if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutRolledBack {
-				in.RolledBack[name] = ns.LastRollout.Message
-			}
-			if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed {
-				in.Failed[name] = ns.LastRollout.Message
-			}
-			if inFlight(ns) {
-				in.Interrupted[name] = ns.LastRollout.Message
-			}
-		}
-	}
+	stateInput(&in, doc)
 	for _, n := range t.Group.Nodes {
 		if d := liveByKey[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
 			in.RunningImages[n.Name] = containerImage(d, render.ContainerNode)
@@ -197,6 +148,78 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	return p, nil
+}
+
+// listed is what Plan reads of the cluster while the images resolve.
+type listed struct {
+	live, foreign map[kube.Key]*unstructured.Unstructured
+	ns            *unstructured.Unstructured
+	err           error
+	stop          bool   // systemd pods get SIGRTMIN+3
+	stopNote      string // why not, when they do not
+}
+
+// listLive reads the group's live objects, its namespace and whether the cluster honours a
+// pod's stop signal.
+func (e *Engine) listLive(ctx context.Context, t Target) listed {
+	var l listed
+	l.live, l.foreign, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
+	if l.err == nil {
+		l.ns, l.err = e.o.Kube.Namespace(ctx, t.Namespace)
+	}
+	if l.err == nil {
+		l.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
+	}
+	return l
+}
+
+// desiredObjects are the group's objects as apply would apply them: rendered with the images'
+// digests and the machine IDs, every Deployment at 0 while the group is suspended.
+func desiredObjects(t Target, images []plan.Image, ids map[string]string, stop, suspended bool) ([]*unstructured.Unstructured, error) {
+	refs := map[string]string{}
+	for _, im := range images {
+		refs[im.Name] = im.Digest
+	}
+	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids, StopSignal: stop})
+	if err != nil {
+		return nil, err
+	}
+	desired := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		u, err := kube.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		if suspended && u.GetKind() == "Deployment" {
+			// A suspended group stays at 0 until resume; the file's replicas are not drift.
+			_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
+		}
+		desired = append(desired, u)
+	}
+	return desired, nil
+}
+
+// stateInput fills in what the plan reads of the state: its serial, the images it recorded,
+// and the rollouts that were rolled back, failed or are in flight.
+func stateInput(in *plan.Input, doc *state.Document) {
+	if doc == nil {
+		return
+	}
+	in.StateSerial, in.StateLineage = doc.Serial, doc.Lineage
+	for name, ns := range doc.Nodes {
+		if ns.Image.Digest != "" {
+			in.StateImages[name] = ns.Image.Ref + "@" + ns.Image.Digest
+		}
+		if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutRolledBack {
+			in.RolledBack[name] = ns.LastRollout.Message
+		}
+		if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed {
+			in.Failed[name] = ns.LastRollout.Message
+		}
+		if inFlight(ns) {
+			in.Interrupted[name] = ns.LastRollout.Message
+		}
+	}
 }
 
 // containerImage returns the image of the named container of a Deployment.

@@ -37,35 +37,8 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	}
 	judgeLive := func(d *appsv1.Deployment) status.Result { return judge(wl, d, now) }
 
-	// Every node the file, the state or the cluster knows: the file's in its order, then
-	// the others by name.
-	var names []string
-	seen := map[string]bool{}
-	addName := func(n string) {
-		if n != "" && !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
-	}
-	for _, n := range t.Group.Nodes {
-		addName(n.Name)
-	}
-	var extra []string
-	if doc != nil {
-		for n := range doc.Nodes {
-			extra = append(extra, n)
-		}
-	}
-	for _, d := range wl.Deployments {
-		extra = append(extra, d.Labels[spec.LabelNode])
-	}
-	slices.Sort(extra)
-	for _, n := range extra {
-		addName(n)
-	}
-
 	protected := protectedNodes(t.Group, doc)
-	for _, name := range names {
+	for _, name := range statusNodes(t, doc, wl.Deployments) {
 		n := t.Group.Node(name)
 		var st *state.NodeState
 		if doc != nil {
@@ -101,6 +74,36 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 		gs.Nodes = append(gs.Nodes, ns)
 	}
 	return gs, nil
+}
+
+// statusNodes are every node the file, the state or the cluster knows: the file's in its
+// order, then the others by name.
+func statusNodes(t Target, doc *state.Document, deps []*appsv1.Deployment) []string {
+	var names []string
+	seen := map[string]bool{}
+	addName := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for _, n := range t.Group.Nodes {
+		addName(n.Name)
+	}
+	var extra []string
+	if doc != nil {
+		for n := range doc.Nodes {
+			extra = append(extra, n)
+		}
+	}
+	for _, d := range deps {
+		extra = append(extra, d.Labels[spec.LabelNode])
+	}
+	slices.Sort(extra)
+	for _, n := range extra {
+		addName(n)
+	}
+	return names
 }
 
 // roleStatuses reports every role of node the file, the state or the cluster knows.
