@@ -241,3 +241,35 @@ func TestApplyKilledBetweenSteps(t *testing.T) {
 		t.Errorf("after the next apply, web-worker at %d replicas, want 1", got)
 	}
 }
+
+// Objects that left a node go after its roles started, Deployments before Services; a node
+// that left the group goes after every node of the file, and its state with it.
+func TestApplyPrunes(t *testing.T) {
+	r := newApplyRun(t, imgA)
+	ctx := context.Background()
+	for _, name := range []string{"web-old", "db"} {
+		if _, err := r.f.Apply(ctx, testDeployment(name, imgA, 1), applyOptions()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.store.doc.Nodes["db"] = &state.NodeState{MachineID: "db"}
+	r.f.calls = nil
+	svc := plan.Key{Kind: "Service", Namespace: "demo", Name: "web-old"}
+	p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.doc.Serial,
+		MachineIDs: map[string]string{"web": "id"},
+		Desired:    []*unstructured.Unstructured{testDeployment("web", imgA, 1), testDeployment("web-worker", imgA, 1)},
+		Nodes: []plan.NodePlan{
+			{Node: "web", Changes: []plan.Change{{Key: svc, Action: plan.Delete}, {Key: depKey("web-old"), Action: plan.Delete}}},
+			{Node: "db", Changes: []plan.Change{{Key: depKey("db"), Action: plan.Delete}}, Removed: true}}}
+	e := New(Options{Kube: r.f, Timeout: 300 * time.Millisecond})
+	if err := e.Apply(ctx, p, Target{Group: r.group, Namespace: "demo", Store: r.store}); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	want := []string{"delete Deployment web-old", "delete Service web-old", "delete Deployment db"}
+	if d := cmp.Diff(want, r.f.Calls()); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+	if _, ok := r.store.doc.Nodes["db"]; ok {
+		t.Error("the state still holds node db, which left the group")
+	}
+}
