@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,19 +52,8 @@ func newApplyCmd(g *Globals) *cobra.Command {
 					if p, err = s.engine.Plan(ctx, s.target); err != nil {
 						return err
 					}
-				} else {
-					if err := s.engine.CheckFresh(ctx, p, s.target); err != nil {
-						return err
-					}
-					// The images are built again (they are reproducible) and must come out as planned.
-					fresh, err := s.engine.Plan(ctx, s.target)
-					if err != nil {
-						return err
-					}
-					if err := samePlan(p, fresh); err != nil {
-						return err
-					}
-					// Apply the saved plan itself: its objects and machine IDs are what was shown.
+				} else if err := s.engine.CheckSaved(ctx, p, s.target); err != nil {
+					return err
 				}
 				if g.Output != "json" {
 					ui.PlanNotes(cmd.ErrOrStderr(), p)
@@ -107,44 +95,4 @@ func newApplyCmd(g *Globals) *cobra.Command {
 	cmd.Flags().BoolVar(&yes, "yes", false, "apply without asking (required without a terminal)")
 	addLockTimeoutFlag(cmd.Flags(), &lockTimeout)
 	return cmd
-}
-
-// samePlan checks that a plan made now does what the saved one said.
-func samePlan(saved, fresh *plan.Plan) error {
-	digests := map[string]string{}
-	for _, im := range fresh.Images {
-		digests[im.Name] = im.Digest
-	}
-	for _, im := range saved.Images {
-		if digests[im.Name] != im.Digest {
-			return fmt.Errorf("saved plan: image %s was planned as %s but builds as %s now: plan again", im.Name, im.Digest, digests[im.Name])
-		}
-	}
-	if saved.Counts() != fresh.Counts() {
-		return fmt.Errorf("saved plan: the cluster or the group file changed since the plan was made: %s: plan again", countsMoved(saved.Counts(), fresh.Counts()))
-	}
-	return nil
-}
-
-// countsMoved says in words which totals differ between a saved plan and one made now, e.g.
-// "objects to create: 2 planned, 3 now; images to push: 1 planned, 0 now".
-func countsMoved(saved, now plan.Counts) string {
-	var parts []string
-	for _, c := range []struct {
-		what       string
-		saved, now int
-	}{
-		{"images to push", saved.Push, now.Push},
-		{"objects to create", saved.Create, now.Create},
-		{"objects to update", saved.Update, now.Update},
-		{"objects to replace", saved.Replace, now.Replace},
-		{"objects to delete", saved.Delete, now.Delete},
-		{"conflicts", saved.Conflict, now.Conflict},
-		{"objects being deleted", saved.Terminating, now.Terminating},
-	} {
-		if c.saved != c.now {
-			parts = append(parts, fmt.Sprintf("%s: %d planned, %d now", c.what, c.saved, c.now))
-		}
-	}
-	return strings.Join(parts, "; ")
 }

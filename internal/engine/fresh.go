@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -68,4 +69,60 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 		}
 	}
 	return nil
+}
+
+// CheckSaved refuses a saved plan that is not what applying it now would do: the state or a
+// planned object moved since it was made (CheckFresh), or a plan made now builds other images
+// or changes other totals. Apply then carries out the saved plan itself: its objects and
+// machine IDs are what was shown.
+func (e *Engine) CheckSaved(ctx context.Context, saved *plan.Plan, t Target) error {
+	if err := e.CheckFresh(ctx, saved, t); err != nil {
+		return err
+	}
+	// The images are built again (they are reproducible) and must come out as planned.
+	fresh, err := e.Plan(ctx, t)
+	if err != nil {
+		return err
+	}
+	return samePlan(saved, fresh)
+}
+
+// samePlan checks that a plan made now does what the saved one said.
+func samePlan(saved, fresh *plan.Plan) error {
+	digests := map[string]string{}
+	for _, im := range fresh.Images {
+		digests[im.Name] = im.Digest
+	}
+	for _, im := range saved.Images {
+		if digests[im.Name] != im.Digest {
+			return fmt.Errorf("saved plan: image %s was planned as %s but builds as %s now: plan again", im.Name, im.Digest, digests[im.Name])
+		}
+	}
+	if saved.Counts() != fresh.Counts() {
+		return fmt.Errorf("saved plan: the cluster or the group file changed since the plan was made: %s: plan again", countsMoved(saved.Counts(), fresh.Counts()))
+	}
+	return nil
+}
+
+// countsMoved says in words which totals differ between a saved plan and one made now, e.g.
+// "objects to create: 2 planned, 3 now; images to push: 1 planned, 0 now".
+func countsMoved(saved, now plan.Counts) string {
+	var parts []string
+	for _, c := range []struct {
+		what       string
+		saved, now int
+	}{
+		{"images to push", saved.Push, now.Push},
+		{"objects to create", saved.Create, now.Create},
+		{"objects to update", saved.Update, now.Update},
+		{"objects to replace", saved.Replace, now.Replace},
+		{"objects to delete", saved.Delete, now.Delete},
+		{"conflicts", saved.Conflict, now.Conflict},
+		{"objects being deleted", saved.Terminating, now.Terminating},
+	} {
+		if c.saved != c.now {
+			parts = append(parts, fmt.Sprintf("%s: %d planned, %d now", c.what, c.saved, c.now))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
