@@ -101,14 +101,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	if foreignNS {
 		desired = withoutNamespace(desired)
 	}
-	foreign := map[plan.Key]*unstructured.Unstructured{}
-	for k, u := range l.foreign {
-		foreign[plan.Key(k)] = u
-	}
-	liveByKey := map[plan.Key]*unstructured.Unstructured{}
-	for k, u := range l.live {
-		liveByKey[plan.Key(k)] = u
-	}
+	foreign, liveByKey := byPlanKey(l.foreign), byPlanKey(l.live)
 	if l.ns != nil {
 		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
@@ -171,6 +164,15 @@ func (e *Engine) listLive(ctx context.Context, t Target) listed {
 		l.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
 	}
 	return l
+}
+
+// byPlanKey is m keyed by plan.Key.
+func byPlanKey(m map[kube.Key]*unstructured.Unstructured) map[plan.Key]*unstructured.Unstructured {
+	out := make(map[plan.Key]*unstructured.Unstructured, len(m))
+	for k, u := range m {
+		out[plan.Key(k)] = u
+	}
+	return out
 }
 
 // desiredObjects are the group's objects as apply would apply them: rendered with the images'
