@@ -286,10 +286,15 @@ func (f *fakeCluster) Deployment(_, name string) (*appsv1.Deployment, []*appsv1.
 		rss = append(rss, rs.DeepCopy())
 	}
 	var pods []*corev1.Pod
+	var evs []*corev1.Event
 	for _, p := range fd.pods {
 		pods = append(pods, p.DeepCopy())
+		// The kubelet's event about each pod: a failure report waits for one.
+		evs = append(evs, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: p.Name + ".started", Namespace: p.Namespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: p.Name, Namespace: p.Namespace, UID: p.UID},
+			Reason:         "Started", Message: "Started container node", Type: corev1.EventTypeNormal})
 	}
-	return fd.dep.DeepCopy(), rss, pods, nil
+	return fd.dep.DeepCopy(), rss, pods, evs
 }
 
 func (f *fakeCluster) Stop() {}
