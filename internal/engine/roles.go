@@ -37,7 +37,10 @@ func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
 	}
 	res := e.wait(ctx, r.w, k, out.GetGeneration(), time.Now(), st.Limit, st.Node, status.Rollout)
 	if res.Phase != status.Ready {
-		_, _ = e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, 0)
+		// The error says the role is at 0: wait until its pods are gone, and say so when not.
+		if err := e.scaleAndWait(context.WithoutCancel(ctx), r.w, k, 0); err != nil {
+			return fmt.Errorf("role %s did not become ready (%s), and scaling it back to 0 failed too: %w", st.Role, res.Message, err)
+		}
 		e.emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: "role " + st.Role + ": back to 0 replicas"})
 		return fmt.Errorf("role %s did not become ready (%s); it is back at 0 replicas, the node keeps its new image, and the next apply starts it again", st.Role, res.Message)
 	}
