@@ -22,16 +22,8 @@ import (
 	"slipway.dev/slipway/internal/state"
 )
 
-// inflightGroup is one node without roles; {{ENV}} is its env line.
-const inflightGroup = `group: {{GROUP}}
-nodes:
-  solo:
-    image: {rootfs: nodes/solo/rootfs}
-    init: none
-    readiness: {tcp: 8080}
-    firewall: {served: [8080], published: [8080]}
-    {{ENV}}
-`
+// inflightGroup is tinyGroup with {{ENV}} for its env line.
+const inflightGroup = tinyGroup + "    {{ENV}}\n"
 
 func inflightFile(env string) string {
 	if env == "" {

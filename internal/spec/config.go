@@ -75,48 +75,6 @@ func hashData(domain string, data map[string]string) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// SecretHash is the hash of a Secret's values, salted with the object's name so that the
-// same value in two Secrets does not show as the same hash.
-func SecretHash(object string, data map[string]string) string {
-	return hashData("secret/"+object, data)
-}
-
-// ReadSecret reads the values of s from the environment and files, now. An error names the
-// variable or the file, never a value.
-func ReadSecret(node string, s SecretSource) (map[string]string, error) {
-	out := make(map[string]string, len(s.FromEnv)+len(s.FromFile))
-	var missing []string
-	for _, k := range sortedKeys(s.FromEnv) {
-		v, ok := os.LookupEnv(s.FromEnv[k])
-		if !ok {
-			missing = append(missing, "environment variable "+s.FromEnv[k]+" is not set")
-			continue
-		}
-		out[k] = v
-	}
-	for _, k := range sortedKeys(s.FromFile) {
-		b, err := os.ReadFile(s.FromFile[k])
-		if err != nil {
-			missing = append(missing, "file "+s.FromFile[k]+": "+unwrapPath(err).Error())
-			continue
-		}
-		out[k] = string(b)
-	}
-	if len(missing) > 0 {
-		return nil, &secretError{node: node, name: s.Name, causes: missing}
-	}
-	return out, nil
-}
-
-type secretError struct {
-	node, name string
-	causes     []string
-}
-
-func (e *secretError) Error() string {
-	return "node " + e.node + ": secret " + e.name + ": " + strings.Join(e.causes, "; ")
-}
-
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -130,18 +88,35 @@ func sortedKeys(m map[string]string) []string {
 // with its metadata).
 const maxConfigBytes = 1000 * 1024
 
-// configs decodes `config:`: each entry a ConfigMap of files of the group directory.
-func (d *decoder) configs(n *yaml.Node, path string) []ConfigSource {
-	var out []ConfigSource
+// namedEntry is one entry of a config: or secrets: section, its fields decoded.
+type namedEntry struct {
+	entry
+	path   string
+	fields map[string]*yaml.Node
+}
+
+// namedEntries decodes the entries of a section whose keys name objects (DNS labels) and whose
+// values are mappings of known fields; an entry whose value is no such mapping is left out
+// (its error recorded).
+func (d *decoder) namedEntries(n *yaml.Node, path string, known *section) []namedEntry {
+	var out []namedEntry
 	for _, e := range d.entries(n, path) {
 		p := join(path, e.key)
 		if !isLabel(e.key, false) {
 			d.errAt(e.keyNode, p, "name %q is not a DNS label %s", e.key, labelRule)
 		}
-		m, ok := d.mapping(e.val, p, configFields)
-		if !ok {
-			continue
+		if m, ok := d.mapping(e.val, p, known); ok {
+			out = append(out, namedEntry{entry: e, path: p, fields: m})
 		}
+	}
+	return out
+}
+
+// configs decodes `config:`: each entry a ConfigMap of files of the group directory.
+func (d *decoder) configs(n *yaml.Node, path string) []ConfigSource {
+	var out []ConfigSource
+	for _, ne := range d.namedEntries(n, path, configFields) {
+		e, p, m := ne.entry, ne.path, ne.fields
 		c := ConfigSource{Name: e.key, Files: map[string]string{}, Data: map[string]string{}}
 		size := 0
 		for _, f := range d.entries(m["files"], p+".files") {
@@ -171,72 +146,6 @@ func (d *decoder) configs(n *yaml.Node, path string) []ConfigSource {
 			d.errAt(deref(e.val), p, "config %s holds %d bytes, more than a ConfigMap can (%d)", e.key, size, maxConfigBytes)
 		}
 		out = append(out, c)
-	}
-	return out
-}
-
-// secrets decodes `secrets:` and reads each value once, to check it is there and to hash it;
-// a missing variable or file is an error naming it, before any change.
-func (d *decoder) secrets(n *yaml.Node, path, node string) []SecretSource {
-	var out []SecretSource
-	for _, e := range d.entries(n, path) {
-		p := join(path, e.key)
-		if !isLabel(e.key, false) {
-			d.errAt(e.keyNode, p, "name %q is not a DNS label %s", e.key, labelRule)
-		}
-		m, ok := d.mapping(e.val, p, secretFields)
-		if !ok {
-			continue
-		}
-		s := SecretSource{Name: e.key, FromEnv: map[string]string{}, FromFile: map[string]string{}, Line: e.keyNode.Line}
-		data := map[string]string{}
-		for _, f := range d.entries(m["fromEnv"], p+".fromEnv") {
-			fp := join(p+".fromEnv", f.key)
-			if !d.dataKey(f.keyNode, fp, f.key) {
-				continue
-			}
-			name, ok := d.str(f.val, fp)
-			if !ok {
-				continue
-			}
-			if !envName.MatchString(name) {
-				d.errAt(deref(f.val), fp, "%q is not an environment variable name (letters, digits, '_', '-' and '.', not starting with a digit)", name)
-				continue
-			}
-			s.FromEnv[f.key] = name
-			if v, set := os.LookupEnv(name); set {
-				data[f.key] = v
-			} else if node != "" {
-				// add, not errAt: a secret taken from defaults: is read (and missed) per node.
-				d.add(deref(f.val).Line, fp, "environment variable %s is not set", name)
-			}
-		}
-		for _, f := range d.entries(m["fromFile"], p+".fromFile") {
-			fp := join(p+".fromFile", f.key)
-			if !d.dataKey(f.keyNode, fp, f.key) {
-				continue
-			}
-			if _, dup := s.FromEnv[f.key]; dup {
-				d.errAt(f.keyNode, fp, "key %s is also in fromEnv", f.key)
-				continue
-			}
-			src, ok := d.str(f.val, fp)
-			if !ok {
-				continue
-			}
-			abs := d.resolve(src)
-			s.FromFile[f.key] = abs
-			if b, err := os.ReadFile(abs); err == nil {
-				data[f.key] = string(b)
-			} else if node != "" {
-				d.add(deref(f.val).Line, fp, "file %s cannot be read: %v", shown(src), unwrapPath(err))
-			}
-		}
-		if len(s.FromEnv)+len(s.FromFile) == 0 && m["fromEnv"] == nil && m["fromFile"] == nil {
-			d.errAt(deref(e.val), p, "needs fromEnv or fromFile")
-		}
-		s.Hash = SecretHash(ObjectName(node, e.key), data)
-		out = append(out, s)
 	}
 	return out
 }
