@@ -1,0 +1,59 @@
+package spec
+
+import (
+	"math"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (d *decoder) role(n *yaml.Node, path, roleName string) (*Role, workloadSet) {
+	r := &Role{Name: roleName, Replicas: DefaultRoleReplicas, Workload: Workload{Placement: Placement{Spread: true}}}
+	m, ok := d.mapping(n, path, roleFields)
+	if !ok {
+		return r, workloadSet{}
+	}
+	if v := m["replicas"]; v != nil {
+		if x, ok := d.int(v, path+".replicas"); ok {
+			switch {
+			case x < 0:
+				d.errAt(deref(v), path+".replicas", "replicas %d is negative", x)
+			case x > math.MaxInt32:
+				d.errAt(deref(v), path+".replicas", "replicas %d is too many", x)
+			default:
+				r.Replicas = int32(x)
+			}
+		}
+	}
+	if v := m["ports"]; v != nil {
+		r.Ports = d.portList(v, path+".ports")
+	}
+	if v := m["metrics"]; v != nil {
+		if p, ok := d.port(v, path+".metrics"); ok {
+			r.Metrics = &p
+		}
+	}
+	if v := m["service"]; v != nil {
+		sp := path + ".service"
+		sm, ok := d.mapping(v, sp, serviceFields)
+		if ok {
+			s := &Service{}
+			if iv := sm["image"]; iv != nil {
+				s.Image = d.image(iv, sp+".image", true)
+			} else {
+				d.errAt(deref(v), sp+".image", "is required")
+			}
+			if ev := sm["environment"]; ev != nil {
+				s.Environment = d.env(ev, sp+".environment", nil)
+			}
+			r.Service = s
+		}
+	}
+	return r, d.workload(m, path, &r.Workload)
+}
+
+// labelRule and nodeLabelRule explain a refused name. A node name starts with a letter because
+// it names a Service, and Service names are RFC 1035 labels.
+const (
+	labelRule     = "(lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)"
+	nodeLabelRule = "(lowercase letters, digits and '-', starting with a letter and ending with a letter or digit, at most 63 characters)"
+)
