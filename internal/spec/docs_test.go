@@ -169,6 +169,7 @@ func fences(md []byte) ([]fence, error) {
 // example escapes the check.
 func TestDocsExamplesLoad(t *testing.T) {
 	t.Setenv("APP_TOKEN", "docs-example") // the complete example's secret reads it
+	publishEnv(t)
 	files, err := filepath.Glob(filepath.Join(docsDir, "*.md"))
 	if err != nil {
 		t.Fatal(err)

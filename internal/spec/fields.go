@@ -11,8 +11,15 @@ var (
 		// defaults holds node fields; they are documented once, under nodes.<node>.
 		same("defaults", nodeFields),
 		each("nodes", "<node>", nodeFields),
+		sub("publish", publishFields),
 	)
-	nodeFields = fields(
+	publishFields = fields(
+		leaf("zone"), leaf("gateway"), leaf("addressTimeout"), leaf("ttl"),
+		sub("dns", publishDNSFields), sub("mail", publishMailFields),
+	)
+	publishDNSFields  = fields(leaf("server"), leaf("key"), leaf("algorithm"))
+	publishMailFields = fields(leaf("relay"), leaf("spf"), leaf("dmarc"))
+	nodeFields        = fields(
 		sub("image", imageFields), leaf("init"), sub("readiness", probeFields), leaf("env"),
 		sub("resources", resourceFields), leaf("rolloutTimeout"), sub("state", stateFields),
 		sub("firewall", firewallFields), leaf("publishedNames"), each("roles", "<role>", roleFields),

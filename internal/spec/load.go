@@ -198,7 +198,11 @@ func (d *decoder) group(data []byte) *Group {
 		g.Nodes = append(g.Nodes, d.node(body, path, e.key, false))
 	}
 	slices.SortFunc(g.Nodes, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
+	if v := m["publish"]; v != nil {
+		g.Publish = d.publish(v)
+	}
 	d.validate(g)
+	d.validatePublish(g)
 	return g
 }
 

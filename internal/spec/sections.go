@@ -97,9 +97,11 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 	}
 	if v := m["publishedNames"]; v != nil {
 		p := path + ".publishedNames"
+		d.mark(p, deref(v))
 		names, _ := d.strList(v, p)
 		items := deref(v).Content
 		for i, s := range names {
+			d.mark(index(p, i), deref(items[i]))
 			switch {
 			case !isDNSName(s):
 				d.errAt(deref(items[i]), index(p, i), "%q is not a DNS name", s)

@@ -50,8 +50,10 @@ type Group struct {
 	RuntimeClassName string
 	RuntimeClassLine int     // the line of runtimeClassName in File; 0 when unknown
 	Nodes            []*Node // sorted by name
-	File             string  // the file name as given to Load or Parse
-	Dir              string  // absolute directory relative image paths were resolved against
+	// Publish is the `publish:` section; nil: the group is not in the operator form (SPEC §7).
+	Publish *Publish
+	File    string // the file name as given to Load or Parse
+	Dir     string // absolute directory relative image paths were resolved against
 }
 
 // Node returns the node called name, or nil.
