@@ -29,6 +29,10 @@ type Env struct {
 	Started    time.Time      `json:"started"`
 	// FeatureGates the API server runs with (Options.FeatureGates), e.g. ContainerStopSignals=true.
 	FeatureGates []string `json:"featureGates,omitempty"`
+	// DNSServer is Knot's address (127.0.0.1:PORT), TSIGSecretFile the file holding the
+	// secret of TSIG key TSIGKey (0600).
+	DNSServer      string `json:"dnsServer,omitempty"`
+	TSIGSecretFile string `json:"tsigSecretFile,omitempty"`
 }
 
 // components in start order; Down stops them in reverse.
@@ -55,8 +59,24 @@ func DefaultDir() (string, error) {
 
 // Exports is the shell text that points slipway, kubectl and client-go at the cluster.
 func (e *Env) Exports() string {
-	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s PATH=%s:$PATH\n",
-		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir)
+	dns := ""
+	if e.DNSServer != "" {
+		dns = fmt.Sprintf(" SLIPWAY_DNS_SERVER=%s SLIPWAY_TSIG_SECRET_FILE=%s", e.DNSServer, e.TSIGSecretFile)
+	}
+	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s%s PATH=%s:$PATH\n",
+		e.Kubeconfig, e.Kubeconfig, e.Registry, dns, e.BinDir)
+}
+
+// save writes e to cluster.json, which Load reads.
+func (e *Env) save() error {
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(e.Dir, "cluster.json"), b, 0o644); err != nil {
+		return fmt.Errorf("dev cluster: %w", err)
+	}
+	return nil
 }
 
 // Kubectl is the path of the kubectl that matches the server.
@@ -125,6 +145,10 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, fmt.Errorf("dev cluster in %s runs with feature gates %q, not %q: stop it (slipway dev down) or use another --dir",
 				opts.Dir, e.FeatureGates, opts.FeatureGates)
 		}
+		// Parts added to the dev environment later start beside a running cluster.
+		if err := e.ensureExtras(ctx, opts.Progress); err != nil {
+			return nil, false, err
+		}
 		return e, true, nil
 	} else if !errors.Is(err, ErrNotRunning) {
 		fmt.Fprintf(opts.Progress, "dev: %v; starting anew\n", err)
@@ -148,6 +172,10 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates}
 	if err := e.start(ctx, stages, opts.Progress); err != nil {
 		// Leave nothing half-started behind.
+		_, _ = stopAll(opts.Dir)
+		return nil, false, err
+	}
+	if err := e.ensureExtras(ctx, opts.Progress); err != nil {
 		_, _ = stopAll(opts.Dir)
 		return nil, false, err
 	}
@@ -196,6 +224,9 @@ func stopAll(dir string) (int, error) {
 		}
 	}
 	stopped := 0
+	if stopDNS(dir) {
+		stopped++
+	}
 	for i := len(components) - 1; i >= 0; i-- {
 		pidFile := filepath.Join(dir, "pids", components[i])
 		pid, err := readPID(pidFile)

@@ -257,8 +257,8 @@ func TestUpAgainAndDown(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
-	if len(pids) != 6 {
-		t.Fatalf("recorded %d PIDs, want 6 (etcd, kube-apiserver, controller-manager, scheduler, kwok, registry)", len(pids))
+	if len(pids) != 7 {
+		t.Fatalf("recorded %d PIDs, want 7 (etcd, kube-apiserver, controller-manager, scheduler, kwok, registry, knotd)", len(pids))
 	}
 	if err := devcluster.Down(dir); err != nil {
 		t.Fatal(err)

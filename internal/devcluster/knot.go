@@ -1,0 +1,240 @@
+package devcluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// The dev environment's authoritative DNS server (SPEC §10): Knot DNS serving DNSZone, taking
+// RFC 2136 updates signed with the TSIG key TSIGKey.
+const (
+	DNSZone = "dev.test"
+	TSIGKey = "slipway-dev"
+)
+
+// errNoKnot says how to get knotd: it is a system package, not one of the pinned Go modules.
+var errNoKnot = errors.New("dev environment: knotd (Knot DNS) is not installed: install the Debian/Ubuntu package `knot` (as root: apt-get install -y knot)")
+
+// knotdFallback is where Debian installs knotd: a user's PATH often lacks /usr/sbin.
+var knotdFallback = "/usr/sbin/knotd"
+
+// knotd finds the knotd binary: on PATH, or at knotdFallback.
+func knotd() (string, error) {
+	if p, err := exec.LookPath("knotd"); err == nil {
+		return filepath.Abs(p)
+	}
+	if _, err := os.Stat(knotdFallback); err == nil {
+		return knotdFallback, nil
+	}
+	return "", errNoKnot
+}
+
+// ensureDNS starts knotd in e.Dir/dns unless it runs already, so that `dev up` on a cluster
+// started before the DNS server existed adds it without touching the rest. It reuses the key
+// and port of an earlier start, so clients configured from `dev env` keep working. It reports
+// whether e changed (and cluster.json must be written again).
+func (e *Env) ensureDNS(ctx context.Context, progress io.Writer) (bool, error) {
+	bin, err := knotd()
+	if err != nil {
+		return false, err
+	}
+	dir := filepath.Join(e.Dir, "dns")
+	if pid, err := readPID(filepath.Join(e.Dir, "pids", "knotd")); err == nil && alive(pid) && isExe(pid, bin) {
+		if e.DNSServer != "" {
+			return false, nil
+		}
+		stopPID(pid, 5*time.Second) // not recorded in cluster.json: nobody can use it
+	}
+	fmt.Fprintln(progress, "dev: starting Knot DNS (zone "+DNSZone+")")
+	for _, d := range []string{dir, filepath.Join(dir, "zones"), filepath.Join(dir, "db"), filepath.Join(e.Dir, "pids"), filepath.Join(e.Dir, "logs")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return false, fmt.Errorf("dev environment: dns: %w", err)
+		}
+	}
+	secretFile := filepath.Join(dir, "tsig.secret")
+	secret, err := tsigSecret(secretFile)
+	if err != nil {
+		return false, err
+	}
+	port := e.Ports["dns"]
+	if port == 0 {
+		p, err := freePorts(1)
+		if err != nil {
+			return false, err
+		}
+		port = p[0]
+	}
+	server := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	conf := filepath.Join(dir, "knot.conf")
+	// The configuration holds the secret: readable by its owner only.
+	if err := os.WriteFile(conf, []byte(knotConfig(dir, server, secret)), 0o600); err != nil {
+		return false, fmt.Errorf("dev environment: dns: %w", err)
+	}
+	zone := filepath.Join(dir, "zones", DNSZone+".zone")
+	if _, err := os.Stat(zone); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(zone, []byte(zoneFile), 0o644); err != nil {
+			return false, fmt.Errorf("dev environment: dns: %w", err)
+		}
+	}
+	pid, err := startDetached(bin, []string{"-c", conf}, filepath.Join(e.Dir, "logs", "knotd.log"), dir)
+	if err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(filepath.Join(e.Dir, "pids", "knotd"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return false, err
+	}
+	if err := waitSOA(ctx, server, 20*time.Second); err != nil {
+		stopPID(pid, 5*time.Second)
+		return false, fmt.Errorf("dev environment: knotd on %s: %w; see %s", server, err, filepath.Join(e.Dir, "logs", "knotd.log"))
+	}
+	if e.Ports == nil {
+		e.Ports = map[string]int{}
+	}
+	e.Ports["dns"] = port
+	e.DNSServer, e.TSIGSecretFile = server, secretFile
+	return true, nil
+}
+
+// tsigSecret reads the dev environment's TSIG secret from path, making a new one (0600) when
+// there is none: each dev environment has its own.
+func tsigSecret(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("dev environment: tsig secret: %w", err)
+	}
+	s := base64.StdEncoding.EncodeToString(raw)
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("dev environment: tsig secret: %w", err)
+	}
+	return s, nil
+}
+
+func knotConfig(dir, server, secret string) string {
+	host, port, _ := net.SplitHostPort(server)
+	return fmt.Sprintf(`server:
+    rundir: %[1]s
+    pidfile: %[1]s/knot.pid
+    listen: %[2]s@%[3]s
+log:
+  - target: stderr
+    any: notice
+database:
+    storage: %[1]s/db
+key:
+  - id: %[4]s
+    algorithm: hmac-sha256
+    secret: %[5]s
+acl:
+  - id: %[4]s
+    key: %[4]s
+    action: update
+template:
+  - id: default
+    storage: %[1]s/zones
+    file: "%%s.zone"
+    zonefile-sync: -1
+zone:
+  - domain: %[6]s
+    acl: %[4]s
+`, dir, host, port, TSIGKey, secret, DNSZone)
+}
+
+const zoneFile = `$ORIGIN ` + DNSZone + `.
+$TTL 300
+@   SOA ns.` + DNSZone + `. hostmaster.` + DNSZone + `. 1 3600 600 86400 60
+@   NS  ns.` + DNSZone + `.
+ns  A   127.0.0.1
+`
+
+// startDetached starts bin outside our session (it outlives `dev up`), output to logPath.
+func startDetached(bin string, args []string, logPath, dir string) (int, error) {
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer lf.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("dev environment: start %s: %w", bin, err)
+	}
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Release()
+	return pid, nil
+}
+
+// isExe reports whether pid runs bin: a recycled PID is never signalled.
+func isExe(pid int, bin string) bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return err == nil && strings.TrimSuffix(exe, " (deleted)") == bin
+}
+
+// waitSOA waits until server answers the zone's SOA over TCP.
+func waitSOA(ctx context.Context, server string, limit time.Duration) error {
+	c := &dns.Client{Net: "tcp", Timeout: 2 * time.Second}
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(DNSZone), dns.TypeSOA)
+	deadline := time.Now().Add(limit)
+	var last error
+	for time.Now().Before(deadline) {
+		r, _, err := c.ExchangeContext(ctx, m, server)
+		if err == nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
+			return nil
+		}
+		last = err
+		if err == nil {
+			last = fmt.Errorf("SOA %s: %s", DNSZone, dns.RcodeToString[r.Rcode])
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no answer after %s: %w", limit, last)
+}
+
+// stopDNS stops the knotd recorded in dir, if it runs; it reports whether it did.
+func stopDNS(dir string) bool {
+	pidFile := filepath.Join(dir, "pids", "knotd")
+	pid, err := readPID(pidFile)
+	if err != nil {
+		return false
+	}
+	defer os.Remove(pidFile)
+	bin, err := knotd()
+	if err != nil || !alive(pid) || !isExe(pid, bin) {
+		return false
+	}
+	stopPID(pid, 10*time.Second)
+	return true
+}
+
+// ensureExtras starts the parts of the dev environment that are not the cluster itself (the
+// DNS server), and records them in cluster.json.
+func (e *Env) ensureExtras(ctx context.Context, progress io.Writer) error {
+	changed, err := e.ensureDNS(ctx, progress)
+	if err != nil || !changed {
+		return err
+	}
+	return e.save()
+}
