@@ -42,9 +42,6 @@ func newApplyCmd(g *Globals) *cobra.Command {
 			}
 			// The printer may be swapped (plan text between two views): close the last one.
 			defer func() { s.printer.Close() }()
-			if saved != nil && (saved.Group != s.group.Name || saved.Namespace != s.ns) {
-				return fmt.Errorf("plan %s is for group %s in namespace %s, not %s in %s", args[0], saved.Group, saved.Namespace, s.group.Name, s.ns)
-			}
 			return withLock(ctx, g, s.backend, "apply", lockTimeout, func(ctx context.Context) error {
 				p := saved
 				if p == nil {

@@ -2,21 +2,19 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/ui"
 )
 
 func init() { register(newRenderCmd) }
@@ -63,28 +61,22 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	jobs := imageJobs(grp, opts.Registry, ns)
 	pub, err := image.NewPublisher(opts)
 	if err != nil {
 		return err
 	}
-	builder := image.NewBuilder(opts)
-	var images map[string]string
-	if o.push {
-		p := &pushPrinter{w: stderr, json: g.Output == "json"}
-		results, err := image.PushAll(ctx, builder, pub, jobs, g.Parallelism, p.event)
-		if err != nil {
-			return err
-		}
-		images = make(map[string]string, len(results))
-		for _, r := range results {
-			images[r.Name] = r.Digest.String()
-		}
-	} else {
-		images, err = resolveDigests(ctx, builder, pub, jobs, g.Parallelism, stderr)
-		if err != nil {
-			return err
-		}
+	// stdout carries the objects: progress and warnings go to stderr whatever the output.
+	printer := ui.NewPlain(stderr)
+	if g.Output == "json" {
+		printer = ui.NewJSON(stderr)
+	}
+	defer printer.Close()
+	// The images resolve as a plan's do (engine.Images), so apply pins what render printed.
+	e := engine.New(engine.Options{Builder: image.NewBuilder(opts), Publisher: pub, Registry: opts.Registry,
+		Parallelism: g.Parallelism, Emit: printer.Event})
+	images, err := e.Images(ctx, engine.Target{Group: grp, Namespace: ns, Jobs: imageJobs(grp, opts.Registry, ns)}, o.push)
+	if err != nil {
+		return err
 	}
 	ids, err := renderMachineIDs(ctx, g, grp, ns, o.lockTimeout, stderr)
 	if err != nil {
@@ -107,60 +99,6 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 	}
 	_, err = stdout.Write(data)
 	return err
-}
-
-// imageLookup is what render needs of a registry: the digest of a tag, if it is there.
-// image.Publisher has it (a HEAD request).
-type imageLookup interface {
-	Lookup(ctx context.Context, ref string) (v1.Hash, bool, error)
-}
-
-// imageTagger builds an image in memory to learn its content tag; image.Builder has it.
-type imageTagger interface {
-	Build(ctx context.Context, src image.Source) (v1.Image, []string, error)
-	Tag(img v1.Image) (string, error)
-}
-
-// resolveDigests returns, per job name, `<repository>@sha256:…` of the job's content tag as the
-// registry holds it. An image the registry lacks is an error naming the node (or role) and
-// the reference, and every such image is listed, not only the first.
-func resolveDigests(ctx context.Context, b imageTagger, reg imageLookup, jobs []image.Job, parallelism int, stderr io.Writer) (map[string]string, error) {
-	digests := make([]string, len(jobs))
-	missing := make([]error, len(jobs))
-	eg, ctx := errgroup.WithContext(ctx)
-	eg.SetLimit(max(parallelism, 1))
-	for i, job := range jobs {
-		eg.Go(func() error {
-			_, ref, warnings, err := image.BuildTagged(ctx, b, job)
-			for _, w := range warnings {
-				fmt.Fprintf(stderr, "warning: image %s: %s\n", job.Name, w)
-			}
-			if err != nil {
-				return err
-			}
-			h, found, err := reg.Lookup(ctx, ref)
-			if err != nil {
-				return fmt.Errorf("image %s: %w", job.Name, err)
-			}
-			if !found {
-				missing[i] = fmt.Errorf("image %s: %s is not in the registry: push it (render --push, or slipway images push)", job.Name, ref)
-				return nil
-			}
-			digests[i] = job.Repository + "@" + h.String()
-			return nil
-		})
-	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(missing...); err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(jobs))
-	for i, job := range jobs {
-		out[job.Name] = digests[i]
-	}
-	return out, nil
 }
 
 // renderMachineIDs returns the machine ID of every node from the group's state. Nodes the

@@ -143,7 +143,7 @@ func (e *Engine) startApply(ctx context.Context, p *plan.Plan, t Target) (*recor
 	if doc == nil {
 		doc = &state.Document{Group: p.Group}
 	}
-	if err := checkSerial(p, doc.Serial); err != nil {
+	if err := checkSerial(p, doc); err != nil {
 		return nil, err
 	}
 	// Objects slipway did not make, or a namespace being deleted: nothing is changed at all.

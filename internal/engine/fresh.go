@@ -8,6 +8,7 @@ import (
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/state"
 )
 
 // StalePlanError refuses a saved plan made against another state or cluster.
@@ -15,16 +16,29 @@ type StalePlanError struct{ Msg string }
 
 func (e *StalePlanError) Error() string { return e.Msg }
 
-// checkSerial refuses a plan made against another serial of the state.
-func checkSerial(p *plan.Plan, serial int64) error {
+// checkSerial refuses a plan made against another state: another serial, or the same serial
+// of another lineage (a state deleted and written again since). doc may be nil: no state.
+func checkSerial(p *plan.Plan, doc *state.Document) error {
+	var serial int64
+	var lineage string
+	if doc != nil {
+		serial, lineage = doc.Serial, doc.Lineage
+	}
 	if serial != p.StateSerial {
 		return &StalePlanError{fmt.Sprintf("plan for group %s was made at state serial %d, the state is now at %d: plan again", p.Group, p.StateSerial, serial)}
+	}
+	if lineage != p.StateLineage {
+		return &StalePlanError{fmt.Sprintf("plan for group %s was made against state lineage %q, the state is now of lineage %q (made again since): plan again", p.Group, p.StateLineage, lineage)}
 	}
 	return nil
 }
 
-// CheckFresh refuses a saved plan when the state or a planned object moved since it was made.
+// CheckFresh refuses a saved plan when it is for another group or namespace, or when the
+// state or a planned object moved since it was made.
 func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
+	if p.Group != t.Group.Name || p.Namespace != t.Namespace {
+		return fmt.Errorf("saved plan is for group %s in namespace %s, not %s in %s", p.Group, p.Namespace, t.Group.Name, t.Namespace)
+	}
 	// A saved plan with conflicts is refused for them, not as stale.
 	if err := p.Blocked(); err != nil {
 		return err
@@ -33,11 +47,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	if err != nil {
 		return err
 	}
-	var serial int64
-	if doc != nil {
-		serial = doc.Serial
-	}
-	if err := checkSerial(p, serial); err != nil {
+	if err := checkSerial(p, doc); err != nil {
 		return err
 	}
 	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, render.LabelGroup+"="+p.Group)

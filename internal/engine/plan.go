@@ -241,14 +241,10 @@ func containerImage(d *unstructured.Unstructured, container string) string {
 func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, error) {
 	out := make([]plan.Image, len(t.Jobs))
 	errs := make([]error, len(t.Jobs))
-	idx := make([]int, len(t.Jobs))
-	for i := range idx {
-		idx[i] = i
-	}
 	var mu sync.Mutex
 	// Mostly a HEAD request each, and a hashing pass over a rootfs: more at a time than the
 	// nodes an apply rolls out.
-	forEach(ctx, max(e.o.Parallelism, 32), idx, func(i int) {
+	forEach(ctx, max(e.o.Parallelism, 32), indexes(len(t.Jobs)), func(i int) {
 		job := t.Jobs[i]
 		img, ref, warnings, err := image.BuildTagged(ctx, e.o.Builder, job)
 		for _, w := range warnings {
