@@ -1,0 +1,214 @@
+package dns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	mdns "github.com/miekg/dns"
+)
+
+// Config says where and how to reach the server.
+type Config struct {
+	Server    string // host:port
+	Zone      string // the zone every update is for, no trailing dot
+	Key       string // TSIG key name
+	Algorithm string // hmac-sha256, …
+	Timeout   time.Duration
+}
+
+// Client reads and updates one zone on one server. It is safe for concurrent use.
+type Client struct {
+	cfg     Config
+	secret  map[string]string // TSIG key → secret, handed to miekg's client only
+	q       *mdns.Client      // queries, unsigned
+	mu      sync.Mutex
+	updates int    // UPDATE messages sent
+	zone    string // the server's zone that holds cfg.Zone, found by zoneCut
+}
+
+// New returns a Client for cfg, signing its updates with secret (base64).
+func New(cfg Config, secret string) (*Client, error) {
+	if cfg.Server == "" || cfg.Zone == "" || cfg.Key == "" {
+		return nil, errors.New("dns: server, zone and key are required")
+	}
+	if cfg.Algorithm == "" {
+		cfg.Algorithm = "hmac-sha256"
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	cfg.Zone = strings.TrimSuffix(strings.ToLower(cfg.Zone), ".")
+	return &Client{
+		cfg:    cfg,
+		secret: map[string]string{mdns.Fqdn(cfg.Key): secret},
+		q:      &mdns.Client{Net: "tcp", Timeout: cfg.Timeout},
+	}, nil
+}
+
+// String names the client without its secret, so that no %v of it prints the key.
+func (c *Client) String() string   { return "dns server " + c.cfg.Server + " zone " + c.cfg.Zone }
+func (c *Client) GoString() string { return c.String() }
+
+// Zone is the zone of the group file, no trailing dot: the names are in it.
+func (c *Client) Zone() string { return c.cfg.Zone }
+
+// zoneCut finds the server's zone that holds cfg.Zone, which UPDATEs name: the group's zone
+// may be a name inside it (a test's own domain under dev.test, say). The SOA query's answer
+// (cfg.Zone is a zone) or its authority section (it is a name inside one) says.
+func (c *Client) zoneCut(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	z := c.zone
+	c.mu.Unlock()
+	if z != "" {
+		return z, nil
+	}
+	m := new(mdns.Msg)
+	m.SetQuestion(mdns.Fqdn(c.cfg.Zone), mdns.TypeSOA)
+	r, _, err := c.q.ExchangeContext(ctx, m, c.cfg.Server)
+	if err != nil {
+		return "", fmt.Errorf("%s: find the zone: %w", c, err)
+	}
+	for _, rr := range append(r.Answer, r.Ns...) {
+		if soa, ok := rr.(*mdns.SOA); ok && mdns.IsSubDomain(soa.Hdr.Name, mdns.Fqdn(c.cfg.Zone)) {
+			z = soa.Hdr.Name
+			break
+		}
+	}
+	if z == "" {
+		return "", fmt.Errorf("%s: the server is not authoritative for %s (SOA query: %s)", c, c.cfg.Zone, mdns.RcodeToString[r.Rcode])
+	}
+	c.mu.Lock()
+	c.zone = z
+	c.mu.Unlock()
+	return z, nil
+}
+
+// Updates is the number of UPDATE messages the client has sent.
+func (c *Client) Updates() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.updates
+}
+
+// readers bounds the connections one Read keeps open to the server.
+const readers = 4
+
+// Read queries the server for each set (given by name and kind), over a few TCP connections
+// kept open, and returns what it holds, in the order of sets.
+func (c *Client) Read(ctx context.Context, sets []Set) ([]Seen, error) {
+	out := make([]Seen, len(sets))
+	errs := make([]error, len(sets))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(readers, len(sets)) {
+		wg.Go(func() {
+			var conn *mdns.Conn
+			defer func() {
+				if conn != nil {
+					conn.Close()
+				}
+			}()
+			for i := range next {
+				out[i], errs[i] = c.readSet(ctx, &conn, sets[i])
+			}
+		})
+	}
+	for i := range sets {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: read: %w", c, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// readSet reads one set: its owner TXT, then the records of its kind at its name.
+func (c *Client) readSet(ctx context.Context, conn **mdns.Conn, s Set) (Seen, error) {
+	var seen Seen
+	owner, err := c.query(ctx, conn, s.OwnerName(), "TXT")
+	if err != nil {
+		return seen, err
+	}
+	for _, r := range owner {
+		seen.Owner = append(seen.Owner, r.Value)
+	}
+	for _, t := range s.Kind.Types() {
+		rs, err := c.query(ctx, conn, s.Name, t)
+		if err != nil {
+			return seen, err
+		}
+		for _, r := range rs {
+			if s.Kind == KindSPF && !strings.HasPrefix(r.Value, "v=spf1") {
+				continue // the apex's other TXT records are nobody's business here
+			}
+			seen.Records = append(seen.Records, r)
+		}
+	}
+	slices.Sort(seen.Owner)
+	slices.SortFunc(seen.Records, compareRecords)
+	return seen, nil
+}
+
+// query asks for the records of type typ at name, on *conn (dialled, or dialled again after
+// an error, once).
+func (c *Client) query(ctx context.Context, conn **mdns.Conn, name, typ string) ([]Record, error) {
+	m := new(mdns.Msg)
+	m.SetQuestion(mdns.Fqdn(name), mdns.StringToType[typ])
+	var r *mdns.Msg
+	var err error
+	for attempt := range 2 {
+		if *conn == nil {
+			if *conn, err = c.q.DialContext(ctx, c.cfg.Server); err != nil {
+				return nil, fmt.Errorf("%s: query %s %s: %w", c, name, typ, err)
+			}
+		}
+		r, _, err = c.q.ExchangeWithConnContext(ctx, m, *conn)
+		if err == nil {
+			break
+		}
+		(*conn).Close()
+		*conn = nil
+		if attempt == 1 || ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: query %s %s: %w", c, name, typ, err)
+		}
+	}
+	if r.Rcode != mdns.RcodeSuccess && r.Rcode != mdns.RcodeNameError {
+		return nil, fmt.Errorf("%s: query %s %s: %s", c, name, typ, mdns.RcodeToString[r.Rcode])
+	}
+	var out []Record
+	for _, rr := range r.Answer {
+		h := rr.Header()
+		if !strings.EqualFold(h.Name, mdns.Fqdn(name)) || mdns.TypeToString[h.Rrtype] != typ {
+			continue // a CNAME's target, say
+		}
+		out = append(out, Record{Type: typ, Value: rdata(rr), TTL: h.Ttl})
+	}
+	return out, nil
+}
+
+// rdata is rr's data as Set values write it.
+func rdata(rr mdns.RR) string {
+	switch v := rr.(type) {
+	case *mdns.A:
+		return v.A.String()
+	case *mdns.AAAA:
+		return v.AAAA.String()
+	case *mdns.CNAME:
+		return strings.TrimSuffix(strings.ToLower(v.Target), ".")
+	case *mdns.MX:
+		return fmt.Sprintf("%d %s", v.Preference, strings.TrimSuffix(strings.ToLower(v.Mx), "."))
+	case *mdns.TXT:
+		return strings.Join(v.Txt, "")
+	}
+	return strings.TrimPrefix(rr.String(), rr.Header().String())
+}
