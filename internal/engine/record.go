@@ -14,16 +14,17 @@ import (
 )
 
 // StateWriteError is a state write that failed. The state written after every step is what
-// makes a killed run recoverable, so a failed write fails the run: Step says which (a write
-// after a cluster step comes once that step finished; one before it stops the step).
+// makes a killed run recoverable, so a failed write fails the run: When says which write, by
+// when in the run it came (one after a cluster step comes once that step finished; one before
+// it stops the step).
 type StateWriteError struct {
-	Step    string // e.g. "after the rollback of deployment web"
+	When    string // e.g. "after the rollback of deployment web"
 	Backend string // the state's location, without credentials
 	Err     error
 }
 
 func (e *StateWriteError) Error() string {
-	return fmt.Sprintf("state %s: write %s failed: %v", e.Backend, e.Step, e.Err)
+	return fmt.Sprintf("state %s: write %s failed: %v", e.Backend, e.When, e.Err)
 }
 
 func (e *StateWriteError) Unwrap() error { return e.Err }
@@ -48,8 +49,8 @@ func (r *recorder) backend() string {
 	return fmt.Sprintf("%T", r.store)
 }
 
-// update changes the document with f and writes it; step names the write in its error.
-func (r *recorder) update(ctx context.Context, step string, f func(d *state.Document)) error {
+// update changes the document with f and writes it; when names the write in its error.
+func (r *recorder) update(ctx context.Context, when string, f func(d *state.Document)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(r.doc)
@@ -58,7 +59,7 @@ func (r *recorder) update(ctx context.Context, step string, f func(d *state.Docu
 	}
 	// The write must land even when the run is being interrupted: that is the point of it.
 	if err := r.store.Write(context.WithoutCancel(ctx), r.doc); err != nil {
-		return &StateWriteError{Step: step, Backend: r.backend(), Err: err}
+		return &StateWriteError{When: when, Backend: r.backend(), Err: err}
 	}
 	return nil
 }
@@ -141,10 +142,10 @@ func (r *recorder) removed(ctx context.Context, node string) error {
 }
 
 // recordNodeStep writes node's machine IDs, image, roles and suspension from the plan after
-// one of its steps (named by step). Until the rollout says otherwise, the image that became
-// ready is the one recorded before.
-func (e *Engine) recordNodeStep(ctx context.Context, r *run, n *spec.Node, step string) error {
-	return r.rec.update(ctx, step+" of node "+n.Name, func(d *state.Document) {
+// one of its steps (when names the write: "after the roles and removals"). Until the rollout
+// says otherwise, the image that became ready is the one recorded before.
+func (e *Engine) recordNodeStep(ctx context.Context, r *run, n *spec.Node, when string) error {
+	return r.rec.update(ctx, when+" of node "+n.Name, func(d *state.Document) {
 		ns := r.rec.node(n.Name)
 		prevImage := ns.Image
 		e.recordNode(ns, r.p, n)

@@ -42,15 +42,15 @@ func (m *memStore) Write(_ context.Context, d *state.Document) error {
 	return nil
 }
 
-// requireStateWriteError fails unless err holds a StateWriteError of step at mem://test
+// requireStateWriteError fails unless err holds a StateWriteError of the write when at mem://test
 // wrapping errDiskFull, and its message names both.
-func requireStateWriteError(t *testing.T, err error, step string) {
+func requireStateWriteError(t *testing.T, err error, when string) {
 	t.Helper()
 	var we *StateWriteError
-	if !errors.As(err, &we) || we.Step != step || we.Backend != "mem://test" || !errors.Is(err, errDiskFull) {
-		t.Fatalf("error %v: want a state write error of step %q at mem://test wrapping %v", err, step, errDiskFull)
+	if !errors.As(err, &we) || we.When != when || we.Backend != "mem://test" || !errors.Is(err, errDiskFull) {
+		t.Fatalf("error %v: want a state write error of the write %q at mem://test wrapping %v", err, when, errDiskFull)
 	}
-	if want := "state mem://test: write " + step + " failed: disk full"; !strings.Contains(err.Error(), want) {
+	if want := "state mem://test: write " + when + " failed: disk full"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q lacks %q", err, want)
 	}
 }
@@ -81,21 +81,21 @@ func TestSettle(t *testing.T) {
 		interrupted bool
 		fail        bool
 		wantErr     []string // parts of the error, none: nil
-		wantStep    string   // the failed write's step
+		wantWhen    string   // which write failed
 		wantLast    *event.Rollout
 		wantHash    string
 	}{
 		{name: "ready", res: ready, wantLast: &event.Rollout{Result: event.RolloutReady, Digest: "sha256:b"}, wantHash: "new"},
-		{name: "ready, write fails", res: ready, fail: true, wantStep: "after the rollout of deployment web",
+		{name: "ready, write fails", res: ready, fail: true, wantWhen: "after the rollout of deployment web",
 			wantLast: &event.Rollout{Result: event.RolloutReady, Digest: "sha256:b"}, wantHash: "new"},
 		{name: "failed, nothing to go back to", res: notReady, wantErr: []string{"deployment web: rollout failed: NotReady: pod web-1", "nothing to roll back to (no earlier template became ready)"},
 			wantLast: &event.Rollout{Result: event.RolloutFailed, Digest: "sha256:b", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "old"},
-		{name: "failed, nothing to go back to, write fails", res: notReady, fail: true, wantStep: "after the failed rollout of deployment web",
+		{name: "failed, nothing to go back to, write fails", res: notReady, fail: true, wantWhen: "after the failed rollout of deployment web",
 			wantErr:  []string{"nothing to roll back to"},
 			wantLast: &event.Rollout{Result: event.RolloutFailed, Digest: "sha256:b", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "old"},
 		{name: "rolled back", res: notReady, prev: prev, back: ready, wantErr: []string{"rollout failed: NotReady: pod web-1: did not become ready within 5s; rolled back to sha256:a"},
 			wantLast: &event.Rollout{Result: event.RolloutRolledBack, Digest: "sha256:a", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "back"},
-		{name: "rolled back, write fails", res: notReady, prev: prev, back: ready, fail: true, wantStep: "after the rollback of deployment web",
+		{name: "rolled back, write fails", res: notReady, prev: prev, back: ready, fail: true, wantWhen: "after the rollback of deployment web",
 			wantErr:  []string{"; rolled back to sha256:a"},
 			wantLast: &event.Rollout{Result: event.RolloutRolledBack, Digest: "sha256:a", Message: "NotReady: pod web-1: did not become ready within 5s"}, wantHash: "back"},
 		{name: "rolled back, not ready either", res: notReady, prev: prev, back: notReady, wantErr: []string{"rolled back to sha256:a, but that did not become ready either"},
@@ -136,8 +136,8 @@ func TestSettle(t *testing.T) {
 					t.Errorf("error %v: want it to contain %q", err, part)
 				}
 			}
-			if tc.wantStep != "" {
-				requireStateWriteError(t, err, tc.wantStep)
+			if tc.wantWhen != "" {
+				requireStateWriteError(t, err, tc.wantWhen)
 			} else if len(tc.wantErr) == 0 && err != nil {
 				t.Errorf("error %v, want none", err)
 			}

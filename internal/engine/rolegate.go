@@ -21,7 +21,7 @@ import (
 // It runs an await-ready step.
 func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 	rec, w, k, node := r.rec, r.w, *st.Object, st.Node
-	res := e.wait(ctx, w, k, 0, time.Now(), st.Limit, node, status.Rollout)
+	res := e.wait(ctx, w, waitFor{key: k, since: time.Now(), limit: st.Limit, node: node, check: status.Rollout})
 	var img string
 	if dep, _, _, _ := w.Deployment(k.Namespace, k.Name); dep != nil {
 		img = firstImage(dep.Spec.Template.Spec.Containers)

@@ -35,7 +35,7 @@ func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
 	if err != nil {
 		return fmt.Errorf("role %s: %w", st.Role, err)
 	}
-	res := e.wait(ctx, r.w, k, out.GetGeneration(), time.Now(), st.Limit, st.Node, status.Rollout)
+	res := e.wait(ctx, r.w, waitFor{key: k, minGen: out.GetGeneration(), since: time.Now(), limit: st.Limit, node: st.Node, check: status.Rollout})
 	if res.Phase != status.Ready {
 		// The error says the role is at 0: wait until its pods are gone, and say so when not.
 		if err := e.scaleAndWait(context.WithoutCancel(ctx), r.w, k, 0); err != nil {
@@ -57,7 +57,7 @@ func (e *Engine) scaleAndWait(ctx context.Context, w deploymentWatch, k plan.Key
 	if replicas == 0 {
 		check = status.ScaledDown
 	}
-	res := e.wait(ctx, w, k, gen, time.Now(), spec.DefaultRolloutTimeout, "", check)
+	res := e.wait(ctx, w, waitFor{key: k, minGen: gen, since: time.Now(), limit: spec.DefaultRolloutTimeout, check: check})
 	if res.Phase != status.Ready {
 		return errors.New(res.Message)
 	}

@@ -80,7 +80,7 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 		return fmt.Errorf("%s: await-rollout without its apply-deployment step", *st.Object)
 	}
 	k, w := a.key, nr.w
-	res := e.wait(ctx, w, k, a.gen, a.since, st.Limit, st.Node, status.Rollout)
+	res := e.wait(ctx, w, waitFor{key: k, minGen: a.gen, since: a.since, limit: st.Limit, node: st.Node, check: status.Rollout})
 	if st.Replicas == 0 {
 		if res.Phase != status.Ready && ctx.Err() == nil {
 			return fmt.Errorf("deployment %s: at 0 replicas while suspended: %s", k.Name, res.Message)
@@ -121,7 +121,7 @@ func (e *Engine) rollbackFunc(ctx context.Context, w deploymentWatch, k plan.Key
 		if err != nil {
 			return status.Result{}, "", err
 		}
-		res := e.wait(context.WithoutCancel(ctx), w, k, out.GetGeneration(), time.Now(), limit, node, status.Rollout)
+		res := e.wait(context.WithoutCancel(ctx), w, waitFor{key: k, minGen: out.GetGeneration(), since: time.Now(), limit: limit, node: node, check: status.Rollout})
 		hash := ""
 		if res.Phase == status.Ready {
 			hash = templateHash(w, k)

@@ -110,7 +110,7 @@ func (e *Engine) suspend(ctx context.Context, rec *recorder, w deploymentWatch, 
 	}
 	// Wait for all at once: the scaling above does not wait per object.
 	for i, tg := range targets {
-		res := e.wait(ctx, w, tg.key, gens[i], time.Now(), e.rolloutLimit(t.Group.Node(tg.node)), tg.node, status.ScaledDown)
+		res := e.wait(ctx, w, waitFor{key: tg.key, minGen: gens[i], since: time.Now(), limit: e.rolloutLimit(t.Group.Node(tg.node)), node: tg.node, check: status.ScaledDown})
 		if res.Phase != status.Ready {
 			errs = append(errs, fmt.Errorf("deployment %s: suspend: %s", tg.key.Name, res.Message))
 		}
@@ -186,7 +186,7 @@ func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatc
 		if tg.replicas == 0 {
 			check = status.ScaledDown
 		}
-		if res := e.wait(ctx, w, tg.key, gen, since, limit, node, check); res.Phase != status.Ready {
+		if res := e.wait(ctx, w, waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: check}); res.Phase != status.Ready {
 			return fmt.Errorf("deployment %s: resume: %s", tg.key.Name, res.Message)
 		}
 	}
@@ -205,7 +205,7 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentW
 	if err != nil {
 		return err
 	}
-	res := e.wait(ctx, w, tg.key, gen, since, limit, node, status.Rollout)
+	res := e.wait(ctx, w, waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: status.Rollout})
 	o := rolloutOutcome{node: node, deployment: tg.key.Name, res: res}
 	if dep, _, _, _ := w.Deployment(tg.key.Namespace, tg.key.Name); dep != nil {
 		o.image = firstImage(dep.Spec.Template.Spec.Containers)

@@ -12,25 +12,36 @@ import (
 	"slipway.dev/slipway/internal/status"
 )
 
-// wait follows Deployment k in the watch cache until check says Ready or Failed, ctx ends, or
-// the limit passes (check decides what the limit means).
-//
-// minGen is the generation the apply (or scale) returned: until the cache holds it, the
-// status there is of the old object and says nothing about this rollout.
-func (e *Engine) wait(ctx context.Context, w deploymentWatch, k plan.Key, minGen int64, since time.Time, limit time.Duration, node string, check func(status.Input) status.Result) status.Result {
+// waitFor is what wait follows: Deployment key until check says Ready or Failed, or the limit
+// counted from since passes (check decides what the limit means).
+type waitFor struct {
+	key plan.Key
+	// minGen is the generation the apply (or scale) returned: until the cache holds it, the
+	// status there is of the old object and says nothing about this rollout.
+	minGen int64
+	since  time.Time
+	limit  time.Duration
+	node   string // the node whose rollout events it emits; "" emits none
+	check  func(status.Input) status.Result
+}
+
+// wait follows f.key in the watch cache until f.check says Ready or Failed, ctx ends, or the
+// limit passes.
+func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.Result {
+	k := f.key
 	var last status.Result
 	tick := time.NewTicker(time.Second) // time passes even when nothing changes: limits, grace
 	defer tick.Stop()
 	for {
 		changed := w.Changed(k.Name)
 		dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
-		if dep != nil && dep.Generation < minGen {
+		if dep != nil && dep.Generation < f.minGen {
 			dep = nil // not seen yet: progressing until the limit
 		}
-		res := check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
-			Now: time.Now(), Since: since, Limit: limit})
-		if node != "" && (res.Ready != last.Ready || res.Desired != last.Desired || res.Phase != last.Phase) {
-			e.emit(event.Event{Node: node, Phase: event.PhaseRollout, Message: k.Name + ": " + string(res.Phase), Ready: res.Ready, Desired: res.Desired})
+		res := f.check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
+			Now: time.Now(), Since: f.since, Limit: f.limit})
+		if f.node != "" && (res.Ready != last.Ready || res.Desired != last.Desired || res.Phase != last.Phase) {
+			e.emit(event.Event{Node: f.node, Phase: event.PhaseRollout, Message: k.Name + ": " + string(res.Phase), Ready: res.Ready, Desired: res.Desired})
 		}
 		last = res
 		if res.Phase != status.Progressing {
