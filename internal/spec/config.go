@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"os"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 
@@ -28,17 +27,20 @@ type FileMount struct {
 	Line                 int
 }
 
-// ConfigSource is a ConfigMap <node>-<name> slipway makes from files of the group directory.
+// ConfigSource is a ConfigMap <node>-<name> (a role's: <node>-<role>-<name>) slipway makes
+// from files of the group directory.
 type ConfigSource struct {
-	Name  string
-	Files map[string]string // key → absolute path of the file
-	Data  map[string]string // key → the file's content, read at load
+	Name   string
+	Object string            // the ConfigMap's name
+	Files  map[string]string // key → absolute path of the file
+	Data   map[string]string // key → the file's content, read at load
 }
 
 // SecretSource is a Secret <node>-<name> slipway makes from the operator's environment or
 // files at run time. It holds where the values come from and a hash of them, never a value.
 type SecretSource struct {
 	Name     string
+	Object   string            // the Secret's name
 	FromEnv  map[string]string // key → environment variable
 	FromFile map[string]string // key → absolute path
 	Hash     string            // SecretHash of the values read at load
@@ -112,12 +114,13 @@ func (d *decoder) namedEntries(n *yaml.Node, path string, known *section) []name
 	return out
 }
 
-// configs decodes `config:`: each entry a ConfigMap of files of the group directory.
-func (d *decoder) configs(n *yaml.Node, path string) []ConfigSource {
+// configs decodes `config:`: each entry a ConfigMap of files of the group directory, named
+// <owner>-<name>.
+func (d *decoder) configs(n *yaml.Node, path, owner string) []ConfigSource {
 	var out []ConfigSource
 	for _, ne := range d.namedEntries(n, path, configFields) {
 		e, p, m := ne.entry, ne.path, ne.fields
-		c := ConfigSource{Name: e.key, Files: map[string]string{}, Data: map[string]string{}}
+		c := ConfigSource{Name: e.key, Object: objectOf(owner, e.key), Files: map[string]string{}, Data: map[string]string{}}
 		size := 0
 		for _, f := range d.entries(m["files"], p+".files") {
 			fp := join(p+".files", f.key)
@@ -260,26 +263,18 @@ func (d *decoder) files(n *yaml.Node, p string) []FileMount {
 // under reports whether p is dir or below it.
 func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
-// validateRefs checks that a reference to one of the node's own config:/secrets: names the
-// right kind. Any other name is an existing object, checked by plan against the cluster.
-func (d *decoder) validateRefs(n *Node, path string) {
-	own := func(list []string, name string) bool { return slices.Contains(list, name) }
-	var configs, secrets []string
-	for _, c := range n.Config {
-		configs = append(configs, c.Name)
-	}
-	for _, s := range n.Secrets {
-		secrets = append(secrets, s.Name)
-	}
-	for _, k := range sortedEnvRefs(n.EnvRefs) {
-		r := n.EnvRefs[k]
-		if r.Config != "" && own(configs, r.Config) {
-			if _, ok := configByName(n, r.Config).Data[r.Key]; !ok {
+// validateRefs checks that a reference to one of the config:/secrets: entries of a node or
+// role names a key the entry has. Any other name is an existing object, checked by plan
+// against the cluster.
+func (d *decoder) validateRefs(in *PodInputs, path string) {
+	for _, k := range sortedEnvRefs(in.EnvRefs) {
+		r := in.EnvRefs[k]
+		if c, own := in.OwnConfig(r.Config); r.Config != "" && own {
+			if _, ok := c.Data[r.Key]; !ok {
 				d.add(r.Line, path+".env."+k, "config %s has no key %s", r.Config, r.Key)
 			}
 		}
-		if r.Secret != "" && own(secrets, r.Secret) {
-			s := secretByName(n, r.Secret)
+		if s, own := in.OwnSecret(r.Secret); r.Secret != "" && own {
 			if _, ok := s.FromEnv[r.Key]; !ok {
 				if _, ok := s.FromFile[r.Key]; !ok {
 					d.add(r.Line, path+".env."+k, "secret %s has no key %s", r.Secret, r.Key)
@@ -298,34 +293,12 @@ func sortedEnvRefs(m map[string]EnvRef) []string {
 	return keys
 }
 
-func configByName(n *Node, name string) ConfigSource {
-	for _, c := range n.Config {
-		if c.Name == name {
-			return c
-		}
+// objectOf is ObjectName, or "" while decoding defaults: (no owner yet).
+func objectOf(owner, name string) string {
+	if owner == "" {
+		return ""
 	}
-	return ConfigSource{}
-}
-
-func secretByName(n *Node, name string) SecretSource {
-	for _, s := range n.Secrets {
-		if s.Name == name {
-			return s
-		}
-	}
-	return SecretSource{}
-}
-
-// OwnConfig returns the node's config: entry called name, if any.
-func (n *Node) OwnConfig(name string) (ConfigSource, bool) {
-	c := configByName(n, name)
-	return c, c.Name != ""
-}
-
-// OwnSecret returns the node's secrets: entry called name, if any.
-func (n *Node) OwnSecret(name string) (SecretSource, bool) {
-	s := secretByName(n, name)
-	return s, s.Name != ""
+	return ObjectName(owner, name)
 }
 
 // Annotations slipway writes for config and secrets (in its own domain, which a file cannot set).

@@ -168,7 +168,8 @@ func fences(md []byte) ([]fence, error) {
 // is. YAML that is not a group file has no place there under another yaml fence, so that no
 // example escapes the check.
 func TestDocsExamplesLoad(t *testing.T) {
-	t.Setenv("APP_TOKEN", "docs-example") // the complete example's secret reads it
+	t.Setenv("APP_TOKEN", "docs-example") // the complete example's secrets read these
+	t.Setenv("SSO_CLIENT_SECRET", "docs-example")
 	publishEnv(t)
 	files, err := filepath.Glob(filepath.Join(docsDir, "*.md"))
 	if err != nil {

@@ -48,6 +48,8 @@ var (
 		// A role's own workload fields; without them it takes the node's (SPEC §3a).
 		leaf("labels"), leaf("annotations"), same("placement", placementFields),
 		same("disruption", disruptionFields), same("probes", probesFields),
+		// Its own env, config and secrets; its references name the node's too.
+		leaf("env"), same("config", configFields), same("secrets", secretFields),
 	)
 	serviceFields = fields(same("image", imageFields), leaf("environment"))
 

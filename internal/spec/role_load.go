@@ -6,11 +6,17 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-func (d *decoder) role(n *yaml.Node, path, roleName string) (*Role, workloadSet) {
+// roleSet records which fields a role wrote, so that it takes the node's for the others.
+type roleSet struct {
+	workloadSet
+	inputsSet
+}
+
+func (d *decoder) role(n *yaml.Node, path, nodeName, roleName string) (*Role, roleSet) {
 	r := &Role{Name: roleName, Replicas: DefaultRoleReplicas, Workload: Workload{Placement: Placement{Spread: true}}}
 	m, ok := d.mapping(n, path, roleFields)
 	if !ok {
-		return r, workloadSet{}
+		return r, roleSet{}
 	}
 	if v := m["replicas"]; v != nil {
 		if x, ok := d.int(v, path+".replicas"); ok {
@@ -48,7 +54,11 @@ func (d *decoder) role(n *yaml.Node, path, roleName string) (*Role, workloadSet)
 			r.Service = s
 		}
 	}
-	return r, d.workload(m, path, &r.Workload)
+	owner := "" // in defaults:, read per node
+	if nodeName != "" {
+		owner = RoleObjectName(nodeName, roleName)
+	}
+	return r, roleSet{d.workload(m, path, &r.Workload), d.podInputs(m, path, owner, &r.PodInputs)}
 }
 
 // labelRule and nodeLabelRule explain a refused name. A node name starts with a letter because

@@ -50,12 +50,13 @@ func (e *secretError) Error() string {
 }
 
 // secrets decodes `secrets:` and reads each value once, to check it is there and to hash it;
-// a missing variable or file is an error naming it, before any change.
-func (d *decoder) secrets(n *yaml.Node, path, node string) []SecretSource {
+// a missing variable or file is an error naming it, before any change. The Secrets are named
+// <owner>-<name>; owner "" (defaults:) reads nothing.
+func (d *decoder) secrets(n *yaml.Node, path, owner string) []SecretSource {
 	var out []SecretSource
 	for _, ne := range d.namedEntries(n, path, secretFields) {
 		e, p, m := ne.entry, ne.path, ne.fields
-		s := SecretSource{Name: e.key, FromEnv: map[string]string{}, FromFile: map[string]string{}, Line: e.keyNode.Line}
+		s := SecretSource{Name: e.key, Object: objectOf(owner, e.key), FromEnv: map[string]string{}, FromFile: map[string]string{}, Line: e.keyNode.Line}
 		data := map[string]string{}
 		for _, f := range d.entries(m["fromEnv"], p+".fromEnv") {
 			fp := join(p+".fromEnv", f.key)
@@ -73,7 +74,7 @@ func (d *decoder) secrets(n *yaml.Node, path, node string) []SecretSource {
 			s.FromEnv[f.key] = name
 			if v, set := os.LookupEnv(name); set {
 				data[f.key] = v
-			} else if node != "" {
+			} else if owner != "" {
 				// add, not errAt: a secret taken from defaults: is read (and missed) per node.
 				d.add(deref(f.val).Line, fp, "environment variable %s is not set", name)
 			}
@@ -95,14 +96,14 @@ func (d *decoder) secrets(n *yaml.Node, path, node string) []SecretSource {
 			s.FromFile[f.key] = abs
 			if b, err := os.ReadFile(abs); err == nil {
 				data[f.key] = string(b)
-			} else if node != "" {
+			} else if owner != "" {
 				d.add(deref(f.val).Line, fp, "file %s cannot be read: %v", shown(src), unwrapPath(err))
 			}
 		}
 		if len(s.FromEnv)+len(s.FromFile) == 0 && m["fromEnv"] == nil && m["fromFile"] == nil {
 			d.errAt(deref(e.val), p, "needs fromEnv or fromFile")
 		}
-		s.Hash = SecretHash(ObjectName(node, e.key), data)
+		s.Hash = SecretHash(s.Object, data)
 		out = append(out, s)
 	}
 	return out

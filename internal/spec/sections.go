@@ -22,7 +22,7 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 		State:          StateVolume{Size: resource.MustParse(DefaultStateSize)},
 		Workload:       Workload{Placement: Placement{Spread: true}},
 	}
-	roleSets := map[*Role]workloadSet{}
+	roleSets := map[*Role]roleSet{}
 	m, ok := d.mapping(n, path, nodeFields)
 	if !ok {
 		return nd
@@ -44,18 +44,10 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 	if v := m["readiness"]; v != nil {
 		nd.Readiness = d.probe(v, path+".readiness")
 	}
-	if v := m["env"]; v != nil {
-		nd.Env = d.env(v, path+".env", &nd.EnvRefs)
-	}
+	// defaults' secrets are read for each node that takes them, not for defaults itself.
+	d.podInputs(m, path, nodeName, &nd.PodInputs)
 	if v := m["files"]; v != nil {
 		nd.Files = d.files(v, path+".files")
-	}
-	if v := m["config"]; v != nil {
-		nd.Config = d.configs(v, path+".config")
-	}
-	if v := m["secrets"]; v != nil {
-		// defaults' secrets are read for each node that takes them, not for defaults itself.
-		nd.Secrets = d.secrets(v, path+".secrets", nodeName)
 	}
 	if v := m["resources"]; v != nil {
 		nd.Resources = d.resources(v, path+".resources")
@@ -119,7 +111,7 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 			if !isLabel(e.key, false) {
 				d.errAt(e.keyNode, rp, "name %q is not a DNS label %s", e.key, labelRule)
 			}
-			r, set := d.role(e.val, rp, e.key)
+			r, set := d.role(e.val, rp, nodeName, e.key)
 			roleSets[r] = set
 			nd.Roles = append(nd.Roles, r)
 		}
@@ -128,7 +120,8 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 	d.workload(m, path, &nd.Workload)
 	d.nodeStop(m, path, nd)
 	for _, r := range nd.Roles {
-		inherit(r, roleSets[r], nd)
+		inherit(r, roleSets[r].workloadSet, nd)
+		inheritInputs(r, roleSets[r].inputsSet, nd)
 	}
 	if nd.Image.Rootfs != "" && len(nd.Image.Command) == 0 {
 		nd.Image.Command = []string{DefaultInitCommand}
@@ -293,6 +286,7 @@ func (d *decoder) env(n *yaml.Node, path string, refs *map[string]EnvRef) map[st
 	out := make(map[string]string, len(entries))
 	for _, e := range entries {
 		p := join(path, e.key)
+		d.mark(p, e.keyNode) // for a check across fields (a service role's environment)
 		switch {
 		case !envName.MatchString(e.key):
 			d.errAt(e.keyNode, p, "%q is not an environment variable name (letters, digits, '_', '-' and '.', not starting with a digit)", e.key)

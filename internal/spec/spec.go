@@ -72,11 +72,7 @@ type Node struct {
 	Image          Image
 	Init           string // InitSystemd or InitNone
 	Readiness      *Probe // nil: the default of Init (SPEC §5)
-	Env            map[string]string
-	EnvRefs        map[string]EnvRef // variables read from a Secret's or ConfigMap's key
-	Files          []FileMount       // Secrets and ConfigMaps mounted read-only
-	Config         []ConfigSource    // ConfigMaps <node>-<name> slipway makes, by name
-	Secrets        []SecretSource    // Secrets <node>-<name> slipway makes, by name
+	PodInputs             // env, files, and the ConfigMaps and Secrets <node>-<name> it makes
 	Resources      corev1.ResourceRequirements
 	RolloutTimeout time.Duration
 	State          StateVolume
@@ -187,6 +183,10 @@ type Role struct {
 	// Workload is the role's own, or else the node's (a service role takes only its own
 	// probes: the node's check the node's image). Disruption nil: DefaultDisruption.
 	Workload
+	// PodInputs: the role's own env (else the node's; a service role takes only its own), the
+	// node's files (roles without service), and the ConfigMaps and Secrets
+	// <node>-<role>-<name> the role makes; its references also name the node's (SPEC §3a).
+	PodInputs
 }
 
 // Service is the separate image a role runs instead of the node's image (FR-004d).

@@ -39,14 +39,14 @@ type derived struct {
 }
 
 func nodeObjects(n *Node) []derived {
-	return []derived{
+	return append([]derived{
 		{"ServiceAccount", ServiceAccountName(n.Name)},
 		{"PersistentVolumeClaim", ClaimName(n.Name)},
 		{"Deployment", n.Name},
 		{"Service", n.Name},
 		{"NetworkPolicy", n.Name},
 		{"PodDisruptionBudget", n.Name},
-	}
+	}, inputObjects(&n.PodInputs)...)
 }
 
 func roleObjects(n *Node, r *Role) []derived {
@@ -61,7 +61,7 @@ func roleObjects(n *Node, r *Role) []derived {
 			derived{"Service", MetricsObjectName(n.Name, r.Name)},
 			derived{"NetworkPolicy", MetricsObjectName(n.Name, r.Name)})
 	}
-	return out
+	return append(out, inputObjects(&r.PodInputs)...)
 }
 
 // validate checks what holds across fields and across nodes, once defaults are merged.
@@ -131,7 +131,11 @@ func (d *decoder) validateNode(n *Node, path string) {
 	}
 	d.validateWorkload(n, path)
 	d.validateReach(n, path)
-	d.validateRefs(n, path)
+	d.validateRefs(&n.PodInputs, path)
+	for _, r := range n.Roles {
+		d.validateRefs(&r.PodInputs, path+".roles."+r.Name)
+		d.validateServiceEnv(r, path+".roles."+r.Name)
+	}
 }
 
 // IsDNSLabel reports whether s is an RFC 1123 label, as a namespace name must be: lowercase
