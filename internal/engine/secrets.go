@@ -50,25 +50,20 @@ func withSecretData(p *plan.Plan, g *spec.Group) (*plan.Plan, error) {
 // secretData is a copy of the rendered Secret d with its values, checked against want.
 func secretData(d *unstructured.Unstructured, want string, g *spec.Group) (*unstructured.Unstructured, error) {
 	node := d.GetLabels()[spec.LabelNode]
-	n := g.Node(node)
-	var src spec.SecretSource
-	found := false
-	if n != nil {
-		for _, s := range n.Secrets {
-			if spec.ObjectName(n.Name, s.Name) == d.GetName() {
-				src, found = s, true
-			}
-		}
+	who := node
+	if role := d.GetLabels()[spec.LabelRole]; role != "" {
+		who += ": role " + role
 	}
+	src, found := madeSecret(g.Node(node), d.GetName())
 	if !found {
-		return nil, fmt.Errorf("node %s: Secret %s: the group file no longer has its secret: plan again", node, d.GetName())
+		return nil, fmt.Errorf("node %s: Secret %s: the group file no longer has its secret: plan again", who, d.GetName())
 	}
-	values, err := spec.ReadSecret(node, src)
+	values, err := spec.ReadSecret(who, src)
 	if err != nil {
 		return nil, err
 	}
 	if spec.SecretHash(d.GetName(), values) != want {
-		return nil, fmt.Errorf("node %s: secret %s: its values changed since the plan was made: plan again", node, src.Name)
+		return nil, fmt.Errorf("node %s: secret %s: its values changed since the plan was made: plan again", who, src.Name)
 	}
 	data := make(map[string]any, len(values))
 	for k, v := range values {
@@ -79,11 +74,30 @@ func secretData(d *unstructured.Unstructured, want string, g *spec.Group) (*unst
 	return out, nil
 }
 
-// checkReferences fails a plan when an env variable or a mounted file names a Secret or
-// ConfigMap of the namespace that does not exist, or a key it lacks (SPEC §3a): found now,
-// not by a pod stuck in CreateContainerConfigError. objects holds the namespace's Secrets
-// and ConfigMaps (values blanked, keys kept); a node's own config: and secrets: are made by
-// the apply and need no check.
+// madeSecret is the secrets: entry of node n or of one of its roles that makes Secret name.
+func madeSecret(n *spec.Node, name string) (spec.SecretSource, bool) {
+	if n == nil {
+		return spec.SecretSource{}, false
+	}
+	inputs := []*spec.PodInputs{&n.PodInputs}
+	for _, r := range n.Roles {
+		inputs = append(inputs, &r.PodInputs)
+	}
+	for _, in := range inputs {
+		for _, s := range in.Secrets {
+			if s.Object == name {
+				return s, true
+			}
+		}
+	}
+	return spec.SecretSource{}, false
+}
+
+// checkReferences fails a plan when an env variable or a mounted file of a node or a role
+// names a Secret or ConfigMap of the namespace that does not exist, or a key it lacks (SPEC
+// §3a): found now, not by a pod stuck in CreateContainerConfigError. objects holds the
+// namespace's Secrets and ConfigMaps (values blanked, keys kept); the config: and secrets:
+// of the nodes and roles are made by the apply and need no check.
 func checkReferences(g *spec.Group, ns string, objects ...map[kube.Key]*unstructured.Unstructured) error {
 	lookup := func(kind, name string) *unstructured.Unstructured {
 		for _, m := range objects {
@@ -94,18 +108,18 @@ func checkReferences(g *spec.Group, ns string, objects ...map[kube.Key]*unstruct
 		return nil
 	}
 	var errs []error
-	check := func(n *spec.Node, what string, line int, secret, config, key string) {
+	check := func(who string, in *spec.PodInputs, what string, line int, secret, config, key string) {
 		kind, name := "Secret", secret
-		if _, own := n.OwnSecret(secret); secret == "" || own {
+		if _, own := in.OwnSecret(secret); secret == "" || own {
 			kind, name = "ConfigMap", config
-			if _, own := n.OwnConfig(config); config == "" || own {
+			if _, own := in.OwnConfig(config); config == "" || own {
 				return
 			}
 		}
 		where := fmt.Sprintf("%s:%d", g.File, line)
 		u := lookup(kind, name)
 		if u == nil {
-			errs = append(errs, fmt.Errorf("node %s: %s: %s %s does not exist in namespace %s (%s)", n.Name, what, kind, name, ns, where))
+			errs = append(errs, fmt.Errorf("node %s: %s: %s %s does not exist in namespace %s (%s)", who, what, kind, name, ns, where))
 			return
 		}
 		if key == "" {
@@ -115,20 +129,49 @@ func checkReferences(g *spec.Group, ns string, objects ...map[kube.Key]*unstruct
 		binary, _ := u.Object["binaryData"].(map[string]any)
 		if _, ok := data[key]; !ok {
 			if _, ok := binary[key]; !ok {
-				errs = append(errs, fmt.Errorf("node %s: %s: %s %s has no key %s (%s)", n.Name, what, kind, name, key, where))
+				errs = append(errs, fmt.Errorf("node %s: %s: %s %s has no key %s (%s)", who, what, kind, name, key, where))
 			}
 		}
 	}
-	for _, n := range g.Nodes {
-		for _, v := range sortedRefNames(n.EnvRefs) {
-			r := n.EnvRefs[v]
-			check(n, "env "+v, r.Line, r.Secret, r.Config, r.Key)
+	checkInputs := func(who string, in *spec.PodInputs) {
+		for _, v := range sortedRefNames(in.EnvRefs) {
+			r := in.EnvRefs[v]
+			check(who, in, "env "+v, r.Line, r.Secret, r.Config, r.Key)
 		}
-		for _, f := range n.Files {
-			check(n, "files "+f.Path, f.Line, f.Secret, f.Config, "")
+		for _, f := range in.Files {
+			check(who, in, "files "+f.Path, f.Line, f.Secret, f.Config, "")
+		}
+	}
+	for _, n := range g.Nodes {
+		checkInputs(n.Name, &n.PodInputs)
+		for _, r := range n.Roles {
+			// A role that takes the node's env and files has the node's references: checked once.
+			if !sameRefs(r, n) {
+				checkInputs(n.Name+": role "+r.Name, &r.PodInputs)
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sameRefs reports whether role r reads exactly the node's env references and files, each
+// meaning the same object.
+func sameRefs(r *spec.Role, n *spec.Node) bool {
+	if len(r.EnvRefs) != len(n.EnvRefs) || len(r.Files) != len(n.Files) {
+		return false
+	}
+	for k, ref := range r.EnvRefs {
+		nr, ok := n.EnvRefs[k]
+		if !ok || nr != ref || r.ObjectName(ref.Secret, ref.Config) != n.ObjectName(ref.Secret, ref.Config) {
+			return false
+		}
+	}
+	for i, f := range r.Files {
+		if f != n.Files[i] || r.ObjectName(f.Secret, f.Config) != n.ObjectName(f.Secret, f.Config) {
+			return false
+		}
+	}
+	return true
 }
 
 func sortedRefNames(m map[string]spec.EnvRef) []string {

@@ -13,21 +13,29 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// configObjects are the ConfigMaps and Secrets a node's config: and secrets: make. A Secret
-// is rendered without its data, only the hash of its values: the values are read when
-// slipway applies, so that they are in no plan, rendered file or state (SPEC §3a).
+// configObjects are the ConfigMaps and Secrets the config: and secrets: of a node and of its
+// roles make. A Secret is rendered without its data, only the hash of its values: the values
+// are read when slipway applies, so that they are in no plan, rendered file or state (SPEC §3a).
 func (r *renderer) configObjects(n *spec.Node) []Object {
+	out := r.inputObjects(&n.PodInputs, r.labels(spec.LabelNode, n.Name))
+	for _, role := range n.Roles {
+		out = append(out, r.inputObjects(&role.PodInputs, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name))...)
+	}
+	return out
+}
+
+// inputObjects are the objects one node's or role's own config: and secrets: make.
+func (r *renderer) inputObjects(in *spec.PodInputs, labels map[string]string) []Object {
 	var out []Object
-	labels := func() map[string]string { return r.labels(spec.LabelNode, n.Name) }
-	for _, c := range n.Config {
+	for _, c := range in.Config {
 		out = append(out, &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: r.meta(spec.ObjectName(n.Name, c.Name), labels()),
+			ObjectMeta: r.meta(c.Object, maps.Clone(labels)),
 			Data:       maps.Clone(c.Data),
 		})
 	}
-	for _, s := range n.Secrets {
-		meta := r.meta(spec.ObjectName(n.Name, s.Name), labels())
+	for _, s := range in.Secrets {
+		meta := r.meta(s.Object, maps.Clone(labels))
 		meta.Annotations = map[string]string{spec.AnnotationSecretHash: s.Hash}
 		out = append(out, &corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -38,37 +46,24 @@ func (r *renderer) configObjects(n *spec.Node) []Object {
 	return out
 }
 
-// objectName is the object a reference names: the node's own (<node>-<name>) or an
-// existing one of the namespace.
-func objectName(n *spec.Node, secret, config string) string {
-	if secret != "" {
-		if _, own := n.OwnSecret(secret); own {
-			return spec.ObjectName(n.Name, secret)
-		}
-		return secret
-	}
-	if _, own := n.OwnConfig(config); own {
-		return spec.ObjectName(n.Name, config)
-	}
-	return config
-}
-
-// nodeConfig adds the node's env references and mounted files to a container of the node's
-// image, and returns the hash of the content it uses of the objects slipway makes ("" when
-// none), for the pod template.
-func nodeConfig(ps *corev1.PodSpec, c *corev1.Container, n *spec.Node) string {
-	used := map[string]string{} // "config/<name>" or "secret/<name>" → content hash
+// podConfig adds the env references and mounted files of a node or role to its container,
+// and returns the hash of the content it uses of the objects slipway makes ("" when none),
+// for the pod template.
+func podConfig(ps *corev1.PodSpec, c *corev1.Container, in *spec.PodInputs) string {
+	// "config/<name>" or "secret/<name>" → content hash. A name means one object in a pod,
+	// and keys as they were before roles had their own keep running pods' hashes as they are.
+	used := map[string]string{}
 	use := func(secret, config string) {
-		if s, own := n.OwnSecret(secret); secret != "" && own {
+		if s, own := in.OwnSecret(secret); secret != "" && own {
 			used["secret/"+secret] = s.Hash
 		}
-		if cf, own := n.OwnConfig(config); config != "" && own {
-			used["config/"+cf.Name] = spec.ConfigHash(cf.Data)
+		if cf, own := in.OwnConfig(config); config != "" && own {
+			used["config/"+config] = spec.ConfigHash(cf.Data)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(n.EnvRefs)) {
-		ref := n.EnvRefs[k]
-		name := objectName(n, ref.Secret, ref.Config)
+	for _, k := range slices.Sorted(maps.Keys(in.EnvRefs)) {
+		ref := in.EnvRefs[k]
+		name := in.ObjectName(ref.Secret, ref.Config)
 		src := &corev1.EnvVarSource{}
 		if ref.Secret != "" {
 			src.SecretKeyRef = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: ref.Key}
@@ -78,9 +73,9 @@ func nodeConfig(ps *corev1.PodSpec, c *corev1.Container, n *spec.Node) string {
 		c.Env = append(c.Env, corev1.EnvVar{Name: k, ValueFrom: src})
 		use(ref.Secret, ref.Config)
 	}
-	for i, f := range n.Files {
+	for i, f := range in.Files {
 		vol := corev1.Volume{Name: fmt.Sprintf("files-%d", i)}
-		name := objectName(n, f.Secret, f.Config)
+		name := in.ObjectName(f.Secret, f.Config)
 		if f.Secret != "" {
 			vol.Secret = &corev1.SecretVolumeSource{SecretName: name}
 		} else {

@@ -93,6 +93,7 @@ func TestDryRunExamples(t *testing.T) {
 		"hello": "../../examples/hello/slipway.yaml", "full": "../../examples/full/slipway.yaml",
 		"labels": "testdata/workload/labels.yaml", "placement": "testdata/workload/placement.yaml",
 		"disruption": "testdata/workload/disruption.yaml", "probes": "testdata/workload/probes.yaml",
+		"config": "testdata/workload/config.yaml", "role-config": "testdata/workload/role-config.yaml",
 	}
 	for example, file := range files {
 		t.Run(example, func(t *testing.T) {

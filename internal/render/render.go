@@ -266,14 +266,15 @@ func (r *renderer) podSpec(n *spec.Node) corev1.PodSpec {
 	return ps
 }
 
-// nodeContainer is a container of the node's image, with the settings of its init (SPEC §5).
-// The second result is the hash of the config the container uses (nodeConfig).
-func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, machineID, role string) (corev1.Container, string) {
+// nodeContainer is a container of the node's image, with the settings of its init (SPEC §5)
+// and the env and files of in (the node's, or a role's). The second result is the hash of the
+// config the container uses (podConfig).
+func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, in *spec.PodInputs, machineID, role string) (corev1.Container, string) {
 	c := corev1.Container{
 		Name:      ContainerNode,
 		Image:     r.in.Images[n.Name],
 		Command:   slices.Clone(n.Image.Command),
-		Env:       env(machineID, n.Name, role, n.Env),
+		Env:       env(machineID, n.Name, role, in.Env),
 		Resources: *n.Resources.DeepCopy(),
 	}
 	if role != "" {
@@ -300,7 +301,7 @@ func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, machineID, ro
 	if readiness != nil {
 		c.ReadinessProbe = probe(readiness)
 	}
-	return c, nodeConfig(ps, &c, n)
+	return c, podConfig(ps, &c, in)
 }
 
 // DeploymentTypeMeta is the TypeMeta of every Deployment slipway applies, rendered or rolled
@@ -328,7 +329,7 @@ func (r *renderer) deployment(name string, labels map[string]string, replicas in
 // /var/lib, its machine ID in container_uuid (FR-004, FR-012, FR-013).
 func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 	ps := r.podSpec(n)
-	c, hash := r.nodeContainer(&ps, n, r.in.MachineIDs[n.Name], "")
+	c, hash := r.nodeContainer(&ps, n, &n.PodInputs, r.in.MachineIDs[n.Name], "")
 	ps.Volumes = append([]corev1.Volume{{Name: "state", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: spec.ClaimName(n.Name)}}}}, ps.Volumes...)
 	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "state", MountPath: StateMountPath}}, c.VolumeMounts...)
@@ -346,36 +347,48 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deployment {
 	name := spec.RoleObjectName(n.Name, role.Name)
 	ps := r.podSpec(n)
+	var c corev1.Container
 	hash := ""
 	if role.Service == nil {
-		var c corev1.Container
-		c, hash = r.nodeContainer(&ps, n, "", role.Name)
-		ps.Containers = []corev1.Container{c}
+		c, hash = r.nodeContainer(&ps, n, &role.PodInputs, "", role.Name)
 	} else {
-		yes, no := true, false
-		seccomp := func() *corev1.SeccompProfile {
-			return &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-		}
-		ps.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: seccomp()}
-		// A read-only root file system still needs a scratch /tmp.
-		ps.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-		ps.Containers = []corev1.Container{{
-			Name:    ContainerService,
-			Image:   r.in.Images[name],
-			Command: slices.Clone(role.Service.Image.Command),
-			Env:     env("", n.Name, role.Name, role.Service.Environment),
-			SecurityContext: &corev1.SecurityContext{
-				RunAsNonRoot:             &yes,
-				AllowPrivilegeEscalation: &no,
-				ReadOnlyRootFilesystem:   &yes,
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-				SeccompProfile:           seccomp(),
-			},
-			VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-		}}
+		c, hash = r.serviceContainer(&ps, n, role)
 	}
+	ps.Containers = []corev1.Container{c}
 	d := r.deployment(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name), role.Replicas, ps)
 	workload(d, n, role.Workload)
 	setConfigHash(&d.Spec.Template, hash)
 	return d
+}
+
+// serviceContainer is a role's service image, locked down (FR-004d), with the role's own env
+// beside its service's environment; the second result is the hash of the config it uses.
+func (r *renderer) serviceContainer(ps *corev1.PodSpec, n *spec.Node, role *spec.Role) (corev1.Container, string) {
+	yes, no := true, false
+	seccomp := func() *corev1.SeccompProfile {
+		return &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	ps.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: seccomp()}
+	// A read-only root file system still needs a scratch /tmp.
+	ps.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	literal := maps.Clone(role.Service.Environment)
+	if literal == nil {
+		literal = map[string]string{}
+	}
+	maps.Copy(literal, role.Env) // the loader refuses a name in both
+	c := corev1.Container{
+		Name:    ContainerService,
+		Image:   r.in.Images[spec.RoleObjectName(n.Name, role.Name)],
+		Command: slices.Clone(role.Service.Image.Command),
+		Env:     env("", n.Name, role.Name, literal),
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot:             &yes,
+			AllowPrivilegeEscalation: &no,
+			ReadOnlyRootFilesystem:   &yes,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           seccomp(),
+		},
+		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+	}
+	return c, podConfig(ps, &c, &role.PodInputs)
 }

@@ -77,6 +77,7 @@ func TestGolden(t *testing.T) {
 		{"probes and stopping with stop signal", "testdata/workload/probes.yaml", "testdata/workload/probes-stopsignal.golden.yaml", true},
 		{"firewall reach", "testdata/firewall/reach.yaml", "testdata/firewall/reach.golden.yaml", false},
 		{"secrets and config", "testdata/workload/config.yaml", "testdata/workload/config.golden.yaml", false},
+		{"a role's own env, config and secrets", "testdata/workload/role-config.yaml", "testdata/workload/role-config.golden.yaml", false},
 	}
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by config.yaml's secret
 	for _, tt := range tests {
