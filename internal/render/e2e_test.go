@@ -87,6 +87,7 @@ func testNamespace(t *testing.T, c *kube.Client, prefix string) string {
 // the workload fields (SPEC §3a), with server-side dry-run and strict field validation (SPEC
 // §9): no error and no warning.
 func TestDryRunExamples(t *testing.T) {
+	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by the config fixtures' secrets
 	env := devtest.Env(t)
 	c, w := client(t, env.Kubeconfig)
 	files := map[string]string{
