@@ -70,6 +70,9 @@ type Step struct {
 	// step: every client of the API server (controllers, kwok, other tests) included.
 	Cluster map[string]int `json:"cluster"`
 	Error   string         `json:"error,omitempty"`
+	// Start is when the command started; Log is the file of its output.
+	Start time.Time `json:"start"`
+	Log   string    `json:"log,omitempty"`
 }
 
 // Ratio compares slipway with a peer on one step.

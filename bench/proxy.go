@@ -42,6 +42,7 @@ func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin strin
 	cmd.Env = append(slices.Clip(b.toolEnv), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	t0 := time.Now()
+	s.Start, s.Log = t0, logf.Name()
 	err = cmd.Run()
 	s.WallSeconds = time.Since(t0).Seconds()
 	s.Requests, s.Writes = ownRequests(b.proxy.Requests())

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const nsScale = "bench-scale"
@@ -28,6 +29,10 @@ type ScaleRow struct {
 	FloorSeconds float64 `json:"floorSeconds"`
 	// Profiles lists the profile files of the no-op apply and plan, when asked for.
 	Profiles []string `json:"profiles,omitempty"`
+	// Phases splits the first apply: plan, push, objects and rollouts (from its events).
+	Phases *Phases `json:"phases,omitempty"`
+	// Crane is crane's push of the same images, just before the first apply.
+	Crane *CranePush `json:"crane,omitempty"`
 }
 
 func parseSizes(s string) ([]int, error) {
@@ -88,7 +93,9 @@ func (b *bench) scaleSize(ctx context.Context, root string, n int, profile bool)
 		row.Profiles = append(row.Profiles, cpu, mem)
 		return []string{"SLIPWAY_CPUPROFILE=" + cpu, "SLIPWAY_MEMPROFILE=" + mem}
 	}
-	first := b.step(ctx, "slipway", "first apply (until all Ready)", b.slipway, append([]string{"apply", "--yes"}, par...)...)
+	row.Crane = b.cranePhase(ctx, n, b.effectiveParallelism())
+	first := b.step(ctx, "slipway", "first apply (until all Ready)", b.slipway, append([]string{"apply", "--yes", "-o", "json"}, par...)...)
+	row.Phases = b.phases(first)
 	if first.Error == "" {
 		if t0, t1, err := b.floorTimes(ctx, nsScale); err == nil {
 			row.FloorSeconds = t1.Sub(t0).Seconds()
@@ -109,6 +116,31 @@ func (b *bench) scaleSize(ctx context.Context, root string, n int, profile bool)
 	return row
 }
 
+// phases reads the push phase of a first apply from its log; nil, noted, when it cannot.
+func (b *bench) phases(s Step) *Phases {
+	f, err := os.Open(s.Log)
+	if err != nil {
+		b.note(fmt.Sprintf("phases of %s: %v", s.Step, err))
+		return nil
+	}
+	defer f.Close()
+	ph, err := phasesOf(f, s.Start, time.Duration(s.WallSeconds*float64(time.Second)))
+	if err != nil {
+		b.note(fmt.Sprintf("phases of %s (%s): %v", s.Step, s.Log, err))
+		return nil
+	}
+	log.Printf("slipway  first apply: plan %.2fs, push %.2fs (%d images), objects and rollouts %.2fs", ph.PlanSeconds, ph.PushSeconds, ph.Pushed, ph.AfterPushSeconds)
+	return &ph
+}
+
+// effectiveParallelism is slipway's --parallelism in this run: the flag, else its default.
+func (b *bench) effectiveParallelism() int {
+	if b.parallelism > 0 {
+		return b.parallelism
+	}
+	return defaultParallelism
+}
+
 func (b *bench) printScale(w io.Writer) {
 	m := b.res.Machine
 	fmt.Fprintf(w, "\nscale: slipway alone, --parallelism %s; %d CPUs, %s memory, %s, load at start %s\n\n", parStr(b.parallelism), m.NProc, m.MemoryGiB, m.Go, m.Load)
@@ -122,6 +154,23 @@ func (b *bench) printScale(w io.Writer) {
 			fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.0f | %s | %d |\n", r.Nodes, s.Step, wall, s.WallSeconds*1000/float64(r.Nodes), s.PeakRSSMB, verbs(s.Requests), s.Writes)
 		}
 		fmt.Fprintf(w, "| %d | cluster floor of the first apply | %.0f | %.2f | | | |\n", r.Nodes, r.FloorSeconds, r.FloorSeconds*1000/float64(r.Nodes))
+	}
+	fmt.Fprintf(w, "\n| N | first apply: plan s | push s | objects and rollouts s | floor s | after push / floor | crane push s (same images, same parallelism) | push / crane |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range b.res.Scale {
+		if r.Phases == nil {
+			continue
+		}
+		ph := r.Phases
+		crane, ratio := "—", "—"
+		if r.Crane != nil && r.Crane.Error == "" && r.Crane.WallSeconds > 0 {
+			crane = fmt.Sprintf("%.2f (%d at a time)", r.Crane.WallSeconds, r.Crane.Parallelism)
+			ratio = fmt.Sprintf("%.2f", ph.PushSeconds/r.Crane.WallSeconds)
+		}
+		fl := "—"
+		if r.FloorSeconds > 0 {
+			fl = fmt.Sprintf("%.2f", ph.AfterPushSeconds/r.FloorSeconds)
+		}
+		fmt.Fprintf(w, "| %d | %.2f | %.2f | %.2f | %.0f | %s | %s | %s |\n", r.Nodes, ph.PlanSeconds, ph.PushSeconds, ph.AfterPushSeconds, r.FloorSeconds, fl, crane, ratio)
 	}
 	for _, n := range b.res.Notes {
 		fmt.Fprintf(w, "\nnote: %s\n", n)

@@ -46,7 +46,7 @@ func newApplyCmd(g *Globals) *cobra.Command {
 				p := saved
 				if p == nil {
 					var err error
-					if p, err = s.engine.Plan(ctx, s.target); err != nil {
+					if p, err = s.engine.PlanForApply(ctx, s.target); err != nil {
 						return err
 					}
 				} else if err := s.engine.CheckSaved(ctx, p, s.target); err != nil {

@@ -20,6 +20,9 @@ func (g *Globals) checkFlags(cmd *cobra.Command) error {
 	if g.Parallelism < 1 {
 		return fmt.Errorf("--parallelism %d: must be at least 1", g.Parallelism)
 	}
+	if f := cmd.Flag("parallelism"); f != nil && f.Changed {
+		g.parallelismSet = true
+	}
 	return nil
 }
 

@@ -68,6 +68,25 @@ type run struct {
 	rec   *recorder
 	w     deploymentWatch
 	byKey map[plan.Key]*unstructured.Unstructured
+	// changes and nodes index p: a lookup per object must not scan every change (5,000 of
+	// them at 1,000 nodes).
+	changes map[plan.Key]*plan.Change
+	nodes   map[string]*plan.NodePlan
+}
+
+// change returns the plan's change of k, nil when k is unchanged.
+func (r *run) change(k plan.Key) *plan.Change { return r.changes[k] }
+
+// indexPlan fills r's indexes of its plan.
+func (r *run) indexPlan() {
+	r.changes, r.nodes = map[plan.Key]*plan.Change{}, map[string]*plan.NodePlan{}
+	for i := range r.p.Nodes {
+		np := &r.p.Nodes[i]
+		r.nodes[np.Node] = np
+		for j := range np.Changes {
+			r.changes[np.Changes[j].Key] = &np.Changes[j]
+		}
+	}
 }
 
 // nodeRun is one node's steps in progress: what a step hands on to the next.
@@ -108,6 +127,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	for _, d := range p.Desired {
 		r.byKey[plan.KeyOf(d)] = d
 	}
+	r.indexPlan()
 	// The namespace and default-deny, before any Deployment (FR-010).
 	for _, st := range steps.Before {
 		if err := e.runStep(ctx, &nodeRun{run: r}, st); err != nil {
@@ -184,7 +204,8 @@ func stateLags(doc *state.Document, p *plan.Plan, t Target) bool {
 	return false
 }
 
-// runNodes runs the steps of every node not failed yet, Parallelism at a time.
+// runNodes runs the steps of every node not failed yet: the nodes deployed for the first time
+// NewNodes at a time, the others Parallelism at a time, both at once.
 func (e *Engine) runNodes(ctx context.Context, r *run, nodes []plan.NodeSteps, failed *failures) {
 	var todo []plan.NodeSteps
 	for _, ns := range nodes {
@@ -192,7 +213,30 @@ func (e *Engine) runNodes(ctx context.Context, r *run, nodes []plan.NodeSteps, f
 			todo = append(todo, ns)
 		}
 	}
-	forEach(ctx, e.o.Parallelism, todo, func(ns plan.NodeSteps) {
+	fresh, todo := splitNew(r, todo)
+	var wg sync.WaitGroup
+	wg.Go(func() { e.runNodesOf(ctx, r, fresh, max(e.o.NewNodes, e.o.Parallelism), failed) })
+	e.runNodesOf(ctx, r, todo, e.o.Parallelism, failed)
+	wg.Wait()
+}
+
+// splitNew splits nodes into those deployed for the first time (their Deployment is a create)
+// and the others.
+func splitNew(r *run, nodes []plan.NodeSteps) (fresh, others []plan.NodeSteps) {
+	for _, ns := range nodes {
+		k := plan.Key{Kind: "Deployment", Namespace: r.p.Namespace, Name: ns.Node}
+		if c := r.change(k); c != nil && c.Action == plan.Create {
+			fresh = append(fresh, ns)
+		} else {
+			others = append(others, ns)
+		}
+	}
+	return fresh, others
+}
+
+// runNodesOf runs the steps of nodes, parallelism at a time.
+func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps, parallelism int, failed *failures) {
+	forEach(ctx, parallelism, nodes, func(ns plan.NodeSteps) {
 		if ctx.Err() != nil {
 			// Interrupted: nodes not started stay as they are; the next apply converges.
 			failed.set(ns.Node, fmt.Errorf("not started: %w", ctx.Err()))
@@ -209,7 +253,7 @@ func (e *Engine) runNodes(ctx context.Context, r *run, nodes []plan.NodeSteps, f
 // records the node in the state after its objects and at its end.
 func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 	nr := &nodeRun{run: r, node: r.t.Group.Node(ns.Node)}
-	if np := r.p.Node(ns.Node); np == nil || len(np.Changes) == 0 {
+	if np := r.nodes[ns.Node]; np == nil || len(np.Changes) == 0 {
 		e.emit(event.Event{Node: ns.Node, Phase: event.PhaseUnchanged, Ready: 1, Desired: 1})
 		return e.recordNodeStep(ctx, r, nr.node, "for the unchanged objects")
 	}

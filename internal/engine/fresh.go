@@ -90,7 +90,7 @@ func (e *Engine) CheckSaved(ctx context.Context, saved *plan.Plan, t Target) err
 		return err
 	}
 	// The images are built again (they are reproducible) and must come out as planned.
-	fresh, err := e.Plan(ctx, t)
+	fresh, err := e.PlanForApply(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 // a node's policies, account, claim and Services, in the plan's order.
 func (e *Engine) applyObjects(ctx context.Context, r *run, st plan.Step) error {
 	for _, k := range st.Objects {
-		c := r.p.Change(k)
+		c := r.change(k)
 		if c == nil {
 			return fmt.Errorf("%s: not in the plan's changes", k)
 		}
@@ -29,10 +29,10 @@ func (e *Engine) applyObjects(ctx context.Context, r *run, st plan.Step) error {
 }
 
 // changesOf are the plan's changes of keys, in their order.
-func changesOf(p *plan.Plan, keys []plan.Key) []plan.Change {
+func changesOf(r *run, keys []plan.Key) []plan.Change {
 	var cs []plan.Change
 	for _, k := range keys {
-		if c := p.Change(k); c != nil {
+		if c := r.change(k); c != nil {
 			cs = append(cs, *c)
 		}
 	}

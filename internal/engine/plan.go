@@ -69,6 +69,16 @@ func readState(ctx context.Context, t Target) (*state.Document, error) {
 // Plan computes what Apply would do. It builds the images (to know their digests) and asks
 // the registry which it lacks, but pushes nothing and writes nothing.
 func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
+	return e.plan(ctx, t, false)
+}
+
+// PlanForApply is Plan for apply: the creates of a first apply into a new namespace are
+// dry-run one per shape, not one by one (see dryRunGroups).
+func (e *Engine) PlanForApply(ctx context.Context, t Target) (*plan.Plan, error) {
+	return e.plan(ctx, t, true)
+}
+
+func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan, error) {
 	if err := e.Preflight(ctx, t); err != nil {
 		return nil, err
 	}
@@ -109,7 +119,11 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 	// A namespace being deleted forbids every create: the plan says it is being deleted
 	// (Compute) rather than fail on the first dry run, and apply refuses it.
 	if l.ns == nil || l.ns.GetDeletionTimestamp() == nil {
-		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, foreign); err != nil {
+		newNS := ""
+		if l.ns == nil {
+			newNS = t.Namespace
+		}
+		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, foreign, newNS, forApply); err != nil {
 			return nil, err
 		}
 	}
@@ -294,7 +308,9 @@ func nodeOfJob(g *spec.Group, name string) string {
 // fills in never show as changes), and whether it refuses one it would create (too large,
 // invalid), so that plan fails before apply changes anything. Objects that Subset says are
 // unchanged cost no request; objects of that name slipway did not make (foreign) none either.
-func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
+// For apply (forApply), creates in a namespace that does not exist yet (newNS) are dry-run
+// one per shape (see dryRunGroups).
+func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured, newNS string, forApply bool) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
 	var todo []*unstructured.Unstructured
 	for _, d := range desired {
 		if foreign[plan.KeyOf(d)] != nil {
@@ -304,21 +320,49 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 			todo = append(todo, d)
 		}
 	}
-	dry := map[plan.Key]*unstructured.Unstructured{}
-	immutable := map[plan.Key]string{}
-	var mu sync.Mutex
-	var errs []error
-	forEach(ctx, max(e.o.Parallelism, 8), todo, func(d *unstructured.Unstructured) {
-		out, err := e.o.Kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
-		mu.Lock()
-		defer mu.Unlock()
+	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: map[plan.Key]string{}}
+	if !forApply || newNS == "" {
+		dr.run(ctx, todo)
+		return dr.dry, dr.immutable, errors.Join(dr.errs...)
+	}
+	groups, others := dryRunGroups(todo, live, newNS)
+	first := others
+	for _, g := range groups {
+		first = append(first, g[0])
+	}
+	refused := dr.run(ctx, first)
+	for _, g := range groups {
+		if refused[g[0]] {
+			dr.run(ctx, g[1:]) // name every object of a refused shape
+		}
+	}
+	return dr.dry, dr.immutable, errors.Join(dr.errs...)
+}
+
+// dryRuns collects the answers of dry runs.
+type dryRuns struct {
+	e         *Engine
+	live      map[plan.Key]*unstructured.Unstructured
+	mu        sync.Mutex
+	dry       map[plan.Key]*unstructured.Unstructured
+	immutable map[plan.Key]string
+	errs      []error
+}
+
+// run dry-runs objs and returns those the server refused.
+func (dr *dryRuns) run(ctx context.Context, objs []*unstructured.Unstructured) map[*unstructured.Unstructured]bool {
+	refused := map[*unstructured.Unstructured]bool{}
+	forEach(ctx, max(dr.e.o.Parallelism, 8), objs, func(d *unstructured.Unstructured) {
+		out, err := dr.e.o.Kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
+		dr.mu.Lock()
+		defer dr.mu.Unlock()
 		switch {
 		case err == nil:
-			if live[plan.KeyOf(d)] != nil {
-				dry[plan.KeyOf(d)] = out
+			if dr.live[plan.KeyOf(d)] != nil {
+				dr.dry[plan.KeyOf(d)] = out
 			}
 		case kube.IsImmutableFieldError(err):
-			immutable[plan.KeyOf(d)] = err.Error()
+			dr.immutable[plan.KeyOf(d)] = err.Error()
 		case kube.IsNamespaceNotFound(err, d.GetNamespace()):
 			// A create in a namespace apply makes first: the server checked what it checks
 			// before it looks the namespace up (the request's size, its decoding); the rest
@@ -327,10 +371,11 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 			if node := d.GetLabels()[render.LabelNode]; node != "" {
 				err = fmt.Errorf("node %s: %w", node, err)
 			}
-			errs = append(errs, err)
+			dr.errs = append(dr.errs, err)
+			refused[d] = true
 		}
 	})
-	return dry, immutable, errors.Join(errs...)
+	return refused
 }
 
 // isSuspended reports whether suspend left the group at 0 replicas (every node marked).

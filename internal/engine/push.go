@@ -20,7 +20,7 @@ func (e *Engine) pushAll(ctx context.Context, p *plan.Plan, steps *plan.Steps, f
 			}
 		}
 	}
-	forEach(ctx, e.o.Parallelism, pushes, func(st plan.Step) {
+	forEach(ctx, max(e.o.NewNodes, e.o.Parallelism), pushes, func(st plan.Step) {
 		if err := e.push(ctx, st, planDigest(p, st.ImageName)); err != nil {
 			failed.add(st.Node, err)
 			e.emit(event.Event{Node: st.Node, Phase: event.PhaseFailed, Message: err.Error()})

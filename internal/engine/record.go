@@ -32,9 +32,18 @@ func (e *StateWriteError) Unwrap() error { return e.Err }
 // recorder keeps the state document of a run and writes it after every step that changed
 // the cluster, so a run killed at any point leaves a state the next run converges from.
 type recorder struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // guards doc
 	store state.Store
 	doc   *state.Document
+
+	// A group commit: update queues its change (pmu); whoever holds wmu applies every queued
+	// change and writes them in one document. queued counts the changes queued, written the
+	// changes in the last document written.
+	pmu     sync.Mutex
+	queue   []func(d *state.Document)
+	queued  int64
+	wmu     sync.Mutex
+	written int64
 }
 
 func newRecorder(store state.Store, doc *state.Document) *recorder {
@@ -50,17 +59,39 @@ func (r *recorder) backend() string {
 }
 
 // update changes the document with f and writes it; when names the write in its error.
+//
+// It returns once a written document holds the change. Concurrent updates share writes:
+// while one write runs, the changes queued meanwhile go out together in the next. Writing the
+// whole document after each of every node's steps, one at a time, grew as the square of the
+// group (at 1,000 nodes, 4,000 writes of a 700 KB document).
 func (r *recorder) update(ctx context.Context, when string, f func(d *state.Document)) error {
+	r.pmu.Lock()
+	r.queue = append(r.queue, f)
+	r.queued++
+	mine := r.queued
+	r.pmu.Unlock()
+
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	if r.written >= mine {
+		return nil // a write since the change held it
+	}
+	r.pmu.Lock()
+	fs, upTo := r.queue, r.queued
+	r.queue = nil
+	r.pmu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f(r.doc)
-	if r.store == nil {
-		return nil
+	for _, f := range fs {
+		f(r.doc)
 	}
-	// The write must land even when the run is being interrupted: that is the point of it.
-	if err := r.store.Write(context.WithoutCancel(ctx), r.doc); err != nil {
-		return &StateWriteError{When: when, Backend: r.backend(), Err: err}
+	if r.store != nil {
+		// The write must land even when the run is being interrupted: that is the point of it.
+		if err := r.store.Write(context.WithoutCancel(ctx), r.doc); err != nil {
+			return &StateWriteError{When: when, Backend: r.backend(), Err: err}
+		}
 	}
+	r.written = upTo
 	return nil
 }
 

@@ -30,7 +30,7 @@ const suspendedNote = "applied while the group was suspended: resume rolls it ou
 // state keeps the rollout in flight (nothing became ready) and resume rolls it out.
 func (e *Engine) applyDeployment(ctx context.Context, nr *nodeRun, st plan.Step) error {
 	k := *st.Object
-	c := nr.p.Change(k)
+	c := nr.change(k)
 	if c == nil {
 		return fmt.Errorf("%s: not in the plan's changes", k)
 	}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+)
+
+// newNSCluster answers dry runs as the API server does in a namespace that does not exist:
+// a body over limit bytes is refused for its size, every other namespaced create with
+// NamespaceNotFound. It logs the names dry-run.
+type newNSCluster struct {
+	*fakeCluster
+	limit int
+	mu    sync.Mutex
+	dry   []string
+}
+
+func (c *newNSCluster) Apply(ctx context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error) {
+	u := obj.(*unstructured.Unstructured)
+	if !opts.DryRun {
+		return c.fakeCluster.Apply(ctx, obj, opts)
+	}
+	c.mu.Lock()
+	c.dry = append(c.dry, u.GetKind()+"/"+u.GetName())
+	c.mu.Unlock()
+	if b, _ := json.Marshal(u.Object); len(b) > c.limit {
+		return nil, apierrors.NewRequestEntityTooLargeError("limit is " + fmt.Sprint(c.limit))
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, u.GetNamespace())
+}
+
+func obj(kind, name string, env map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": kind,
+		"metadata": map[string]any{"name": name, "namespace": "demo", "labels": map[string]any{"slipway.dev/node": name}},
+		"spec":     map[string]any{"replicas": int64(1)},
+	}}
+	if env != nil {
+		u.Object["spec"].(map[string]any)["env"] = env
+	}
+	return u
+}
+
+// Issue 17: apply's first run into a new namespace dry-runs one create per shape (the largest),
+// not every create, and still names every object the server refuses; plan dry-runs them all
+// (issue 12).
+func TestDryRunCreatesInNewNamespace(t *testing.T) {
+	var desired []*unstructured.Unstructured
+	for i := range 50 {
+		n := fmt.Sprintf("n%02d", i)
+		desired = append(desired, obj("Service", n, nil), obj("ServiceAccount", n, nil), obj("Deployment", n, nil))
+	}
+	big := strings.Repeat("x", 4000)
+	desired = append(desired, obj("Deployment", "big1", map[string]any{"BIG": big}), obj("Deployment", "big2", map[string]any{"BIG": big + "y"}),
+		obj("Deployment", "small", map[string]any{"BIG": "x"}))
+	for _, tc := range []struct {
+		name     string
+		forApply bool
+		dryRuns  int
+	}{
+		{"plan", false, len(desired)},
+		// Service, ServiceAccount, Deployment, Deployment with env; the env shape's largest
+		// is refused, so the other two of that shape are dry-run too.
+		{"apply", true, 4 + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 3000}
+			e := New(Options{Kube: c, Parallelism: 10})
+			_, _, err := e.dryRun(context.Background(), desired, nil, nil, "demo", tc.forApply)
+			if len(c.dry) != tc.dryRuns {
+				t.Errorf("%d dry runs, want %d: %v", len(c.dry), tc.dryRuns, c.dry)
+			}
+			var refused []string
+			for _, n := range []string{"big1", "big2", "small"} {
+				if err != nil && strings.Contains(err.Error(), "node "+n+":") {
+					refused = append(refused, n)
+				}
+			}
+			if d := cmp.Diff([]string{"big1", "big2"}, refused); d != "" {
+				t.Errorf("refused nodes (-want +got):\n%s\nerror: %v", d, err)
+			}
+			if tc.forApply && !slices.Contains(c.dry, "Deployment/big2") {
+				t.Errorf("the largest of the env shape was not dry-run first: %v", c.dry)
+			}
+		})
+	}
+	// In a namespace that exists, every create is dry-run for apply too (validation and
+	// admission run there).
+	c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 1 << 20}
+	if _, _, err := New(Options{Kube: c, Parallelism: 10}).dryRun(context.Background(), desired, map[plan.Key]*unstructured.Unstructured{}, nil, "", true); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.dry) != len(desired) {
+		t.Errorf("existing namespace: %d dry runs, want %d", len(c.dry), len(desired))
+	}
+}
