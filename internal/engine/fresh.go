@@ -7,7 +7,7 @@ import (
 
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -50,7 +50,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := checkSerial(p, doc); err != nil {
 		return err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, render.LabelGroup+"="+p.Group)
+	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, spec.LabelGroup+"="+p.Group)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func (e *Engine) checkOwner(ctx context.Context, group, ns string) error {
 	if live == nil {
 		return nil
 	}
-	if owner := live.GetLabels()[render.LabelGroup]; owner != "" && owner != group {
+	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != group {
 		return &PreflightError{fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it", ns, owner, group)}
 	}
 	return nil
@@ -368,7 +368,7 @@ func (dr *dryRuns) run(ctx context.Context, objs []*unstructured.Unstructured) m
 			// before it looks the namespace up (the request's size, its decoding); the rest
 			// it checks when apply creates the object.
 		default:
-			if node := d.GetLabels()[render.LabelNode]; node != "" {
+			if node := d.GetLabels()[spec.LabelNode]; node != "" {
 				err = fmt.Errorf("node %s: %w", node, err)
 			}
 			dr.errs = append(dr.errs, err)

@@ -9,10 +9,6 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// LabelNode forwards spec's to the computation in plan.go, which names it here until the
-// engine's steps (issue 13) rewrite that code.
-const LabelNode = spec.LabelNode
-
 // conflict is the change of a desired object whose name a live object slipway did not make
 // for group already holds: apply must not take it over (issue 11 item 4).
 func conflict(k Key, live *unstructured.Unstructured, group string) Change {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/spec"
 )
 
 // FormatVersion is the version of a saved plan file.
@@ -234,7 +236,7 @@ func Compute(in Input) *Plan {
 		ForeignNamespace: in.ForeignNamespace, Images: in.Images, MachineIDs: in.MachineIDs, Desired: in.Desired,
 	}
 	byNode := map[string]*NodePlan{}
-	nodeOf := func(u *unstructured.Unstructured) string { return u.GetLabels()[LabelNode] }
+	nodeOf := func(u *unstructured.Unstructured) string { return u.GetLabels()[spec.LabelNode] }
 	add := func(node string, c Change) {
 		np := byNode[node]
 		if np == nil {

@@ -24,13 +24,6 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// The labels are spec's (spec.LabelGroup, ...). These two forward them for the engine's
-// apply, plan and destroy, which name them here until its steps (issue 13) name spec's.
-const (
-	LabelGroup = spec.LabelGroup
-	LabelNode  = spec.LabelNode
-)
-
 // Names inside a pod.
 const (
 	ContainerNode    = "node"    // the container of a node's image (main and role pods)
