@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"image":      {"event"},
 	"kube":       {},
 	"state":      {"event", "kube", "spec"},
-	"engine":     {"event", "image", "kube", "plan", "render", "spec", "state", "status"},
+	"engine":     {"dns", "event", "image", "kube", "plan", "render", "spec", "state", "status"},
 	"devcluster": {},
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.

@@ -81,7 +81,7 @@ func Decide(want *Set, name string, kind Kind, seen Seen, owner string) (Action,
 	case !ours:
 		return conflict()
 	}
-	if seen.Owner[0] != OwnerText(owner, want.Node) || !slices.Equal(seen.Records, want.records()) {
+	if seen.Owner[0] != OwnerText(owner, want.Node) || !slices.Equal(seen.Records, want.Records()) {
 		return Update, nil
 	}
 	return None, nil

@@ -56,7 +56,7 @@ func TestSetRecords(t *testing.T) {
 		{Set{Kind: KindMX, Values: []string{"10 mx.dev.test"}, TTL: 60}, []Record{{"MX", "10 mx.dev.test", 60}}},
 		{Set{Kind: KindSPF, Values: []string{"v=spf1 mx -all"}, TTL: 60}, []Record{{"TXT", "v=spf1 mx -all", 60}}},
 	} {
-		if diff := cmp.Diff(c.want, c.set.records()); diff != "" {
+		if diff := cmp.Diff(c.want, c.set.Records()); diff != "" {
 			t.Errorf("records of %v (-want +got):\n%s", c.set.Values, diff)
 		}
 	}

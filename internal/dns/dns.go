@@ -101,8 +101,8 @@ func (k Kind) Types() []string {
 	return []string{"A", "AAAA", "CNAME"}
 }
 
-// records are the records s publishes at its name, sorted.
-func (s Set) records() []Record {
+// Records are the records s publishes at its name, sorted.
+func (s Set) Records() []Record {
 	var out []Record
 	for _, v := range s.Values {
 		out = append(out, Record{Type: valueType(s.Kind, v), Value: normalValue(s.Kind, v), TTL: s.TTL})

@@ -85,7 +85,7 @@ func (c *Client) message(zone string, ch Change) (*mdns.Msg, error) {
 	if ch.Action == Delete {
 		return m, nil
 	}
-	add, err := rrs(s.Name, s.records())
+	add, err := rrs(s.Name, s.Records())
 	if err != nil {
 		return nil, err
 	}

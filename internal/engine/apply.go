@@ -94,6 +94,9 @@ type nodeRun struct {
 	*run
 	node    *spec.Node
 	applied *appliedRollout // by apply-deployment, for await-rollout
+	// address is what the node's names point at, once the address lane waited for it;
+	// publish-dns reads it (nil: it asks the node's Service).
+	address []string
 }
 
 // Apply carries out p (SPEC §6) by running its steps (plan.BuildSteps): every node's pushes
@@ -253,7 +256,7 @@ func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps,
 // records the node in the state after its objects and at its end.
 func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 	nr := &nodeRun{run: r, node: r.t.Group.Node(ns.Node)}
-	if np := r.nodes[ns.Node]; np == nil || len(np.Changes) == 0 {
+	if np := r.nodes[ns.Node]; np == nil || len(np.Changes) == 0 && len(np.Records) == 0 {
 		e.emit(event.Event{Node: ns.Node, Phase: event.PhaseUnchanged, Ready: 1, Desired: 1})
 		return e.recordNodeStep(ctx, r, nr.node, "for the unchanged objects")
 	}
@@ -302,6 +305,10 @@ func (e *Engine) runStep(ctx context.Context, nr *nodeRun, st plan.Step) error {
 		return e.prune(ctx, nr.run, st)
 	case plan.StepRemoveNode:
 		return e.removeNode(ctx, nr.run, st)
+	case plan.StepRetireDNS:
+		return e.retireDNS(ctx, nr.run, st)
+	case plan.StepPublishDNS:
+		return e.publishDNS(ctx, nr, st)
 	}
 	return fmt.Errorf("step %s of node %s: no executor for it here", st.Kind, st.Node)
 }

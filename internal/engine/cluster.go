@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/kube"
 )
 
@@ -45,7 +46,17 @@ type clusterReader interface {
 	ListManaged(ctx context.Context, ns, selector string) (map[kube.Key]*unstructured.Unstructured, error)
 	ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error)
 	StopSignalSupported(ctx context.Context, ns string) (bool, error)
+	// ServiceIngress is a LoadBalancer Service's addresses: what a node's names point at.
+	ServiceIngress(ctx context.Context, ns, name string) ([]string, error)
 }
+
+// dnsServer reads and changes the records of SPEC §7; *dns.Client satisfies it.
+type dnsServer interface {
+	Read(ctx context.Context, sets []dns.Set) ([]dns.Seen, error)
+	Apply(ctx context.Context, c dns.Change) error
+}
+
+var _ dnsServer = (*dns.Client)(nil)
 
 // Cluster is every call the engine makes to Kubernetes.
 type Cluster interface {

@@ -133,6 +133,9 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 		return nil, err
 	}
 	e.emit(event.Event{Phase: event.PhaseDestroy, Message: s.Describe()})
+	if err := e.destroyDNS(ctx, t); err != nil {
+		return s, err
+	}
 	start := time.Now()
 	switch {
 	case s.OwnNamespace:

@@ -38,6 +38,8 @@ type Options struct {
 	Timeout time.Duration
 	// Emit receives events; it must be safe for concurrent use. nil discards them.
 	Emit func(event.Event)
+	// DNS is the server of SPEC §7; nil: made from the group's publish: when it has one.
+	DNS dnsServer
 }
 
 // Engine runs verbs for one group.
@@ -47,6 +49,7 @@ type Engine struct {
 	mu     sync.Mutex
 	images map[string]v1.Image // built during Plan by image name, pushed during Apply
 	stop   stopSignalCheck
+	dns    dnsServer // Options.DNS, or the one made from the group's publish:
 }
 
 // New returns an Engine.

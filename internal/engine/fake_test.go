@@ -327,6 +327,10 @@ func (f *fakeCluster) ListManaged(_ context.Context, ns, _ string) (map[kube.Key
 	return out, nil
 }
 
+func (f *fakeCluster) ServiceIngress(context.Context, string, string) ([]string, error) {
+	return nil, nil
+}
+
 func (f *fakeCluster) ListWorkloads(context.Context, string, string) (*kube.Workloads, error) {
 	return nil, fmt.Errorf("fake cluster: ListWorkloads not played")
 }

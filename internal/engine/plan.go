@@ -153,6 +153,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if l.stopNote != "" {
 		p.Notes = append(p.Notes, l.stopNote)
 	}
+	if err := e.planDNS(ctx, t, doc, liveByKey, p); err != nil {
+		return nil, err
+	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	return p, nil
 }

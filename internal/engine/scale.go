@@ -74,6 +74,9 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	sort.Slice(targets, func(i, j int) bool { return targets[i].key.Name < targets[j].key.Name })
 	rec := newRecorder(t.Store, doc)
 	if suspend {
+		if err := e.suspendDNS(ctx, t, rec); err != nil {
+			return err
+		}
 		err = e.suspend(ctx, rec, w, t, targets)
 	} else {
 		err = e.resume(ctx, rec, w, t, targets)
@@ -150,7 +153,11 @@ func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t
 		idx[i] = i
 	}
 	forEach(ctx, e.o.Parallelism, idx, func(i int) {
-		if err := e.resumeNode(ctx, rec, w, t, nodes[i], byNode[nodes[i]]); err != nil {
+		err := e.resumeNode(ctx, rec, w, t, nodes[i], byNode[nodes[i]])
+		if err == nil {
+			err = e.resumeDNS(ctx, t, rec, nodes[i])
+		}
+		if err != nil {
 			errs[i] = &NodeError{Node: nodes[i], Err: err}
 			e.emit(event.Event{Node: nodes[i], Phase: event.PhaseFailed, Message: err.Error()})
 		}

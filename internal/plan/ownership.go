@@ -87,6 +87,7 @@ func (p *Plan) NodeBlocked(node string) error {
 			why = append(why, c.Key.String()+": "+c.Reason)
 		}
 	}
+	why = append(why, recordConflicts(np)...)
 	if len(why) == 0 {
 		return nil
 	}

@@ -94,6 +94,9 @@ type NodePlan struct {
 	Node    string   `json:"node"`
 	Changes []Change `json:"changes,omitempty"`
 	Removed bool     `json:"removed,omitempty"` // the node left the group: its objects go
+	// Records are the DNS records apply publishes, changes or retires for the node, and
+	// the conflicts that refuse it (SPEC §7).
+	Records []RecordChange `json:"records,omitempty"`
 }
 
 // Plan is the outcome of planning one group.
@@ -131,6 +134,9 @@ type Counts struct {
 	Push, Create, Update, Replace, Delete int
 	// Conflict and Terminating are objects apply refuses to go on with.
 	Conflict, Terminating int
+	// Records are DNS record sets to publish, change or retire; RecordConflicts names held
+	// by records slipway does not own (their nodes are refused, the others go on).
+	Records, RecordConflicts int
 }
 
 // Counts returns the totals of the plan.
@@ -156,6 +162,13 @@ func (p *Plan) Counts() Counts {
 				c.Conflict++
 			case Terminating:
 				c.Terminating++
+			}
+		}
+		for _, r := range n.Records {
+			if r.Action == Conflict {
+				c.RecordConflicts++
+			} else {
+				c.Records++
 			}
 		}
 	}

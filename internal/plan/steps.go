@@ -36,6 +36,12 @@ const (
 	StepPrune StepKind = "prune"
 	// StepRemoveNode deletes every object of a node that left the group, and its state.
 	StepRemoveNode StepKind = "remove-node"
+	// StepRetireDNS retires the node's DNS records that are no longer wanted (a name removed,
+	// the node removed), each in one UPDATE, before its objects change (SPEC §7).
+	StepRetireDNS StepKind = "retire-dns"
+	// StepPublishDNS publishes the node's names at its address, once it is known, after its
+	// rollout; on the mail relay, the zone's mail records too. One UPDATE per changed set.
+	StepPublishDNS StepKind = "publish-dns"
 )
 
 // Rollback is where a failed rollout goes back to.
@@ -68,6 +74,8 @@ type Step struct {
 	Replicas int32         `json:"-"`
 	Limit    time.Duration `json:"-"` // await-rollout, await-ready, start-role
 	Rollback Rollback      `json:"rollback,omitempty"`
+	// Records are what publish-dns and retire-dns change, as planned.
+	Records []RecordChange `json:"records,omitempty"`
 }
 
 // stepJSON is a Step as JSON: the limit as text ("5m0s"), replicas only where they count.
@@ -174,6 +182,9 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 		if np.Node == "" || g.Node(np.Node) != nil {
 			continue
 		}
+		if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Delete }); len(rs) > 0 {
+			s.After = append(s.After, Step{Kind: StepRetireDNS, Node: np.Node, Records: rs})
+		}
 		if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action == Delete }); len(keys) > 0 {
 			s.After = append(s.After, Step{Kind: StepRemoveNode, Node: np.Node, Objects: keys})
 		}
@@ -190,9 +201,25 @@ func nodeSteps(p *Plan, n *spec.Node, limit time.Duration) []Step {
 		}
 	}
 	np := p.Node(n.Name)
-	if np == nil || len(np.Changes) == 0 {
+	if np == nil {
 		return out
 	}
+	if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Delete }); len(rs) > 0 {
+		out = append(out, Step{Kind: StepRetireDNS, Node: n.Name, Records: rs})
+	}
+	if len(np.Changes) > 0 {
+		out = append(out, objectSteps(p, n, np, limit)...)
+	}
+	if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Create || r.Action == Update }); len(rs) > 0 {
+		out = append(out, Step{Kind: StepPublishDNS, Node: n.Name, Records: rs})
+	}
+	return out
+}
+
+// objectSteps are the steps of a node's changed objects: policies and Services, roles
+// stopped, the Deployment and its rollout, roles started, leftovers pruned.
+func objectSteps(p *Plan, n *spec.Node, np *NodePlan, limit time.Duration) []Step {
+	var out []Step
 	if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" }); len(keys) > 0 {
 		out = append(out, Step{Kind: StepApplyObjects, Node: n.Name, Objects: keys})
 	}
@@ -315,6 +342,10 @@ func (s Step) String() string {
 		return "delete " + names(s.Objects)
 	case StepRemoveNode:
 		return "remove node " + s.Node + ": delete " + names(s.Objects)
+	case StepRetireDNS:
+		return "retire dns " + recordNames(s.Records)
+	case StepPublishDNS:
+		return "publish dns " + recordNames(s.Records) + " (one UPDATE each, after the address is known)"
 	}
 	return string(s.Kind)
 }
@@ -331,6 +362,18 @@ func names(ks []Key) string {
 	parts := make([]string, len(ks))
 	for i, k := range ks {
 		parts[i] = k.Kind + " " + k.Name
+	}
+	return strings.Join(parts, ", ")
+}
+
+// recordNames lists record sets by name, a mail set with its kind.
+func recordNames(rs []RecordChange) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.Name
+		if r.Kind != "address" {
+			parts[i] += " (" + r.Kind + ")"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

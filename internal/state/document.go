@@ -49,6 +49,16 @@ type NodeState struct {
 	// Protect is the node's state.protect as last applied: a node removed from the file
 	// keeps its claim protected until an apply without protect recorded it (SPEC §6a).
 	Protect bool `json:"protect,omitempty"`
+	// DNS are the record sets published for the node (its names; the zone's mail records on
+	// the relay), written before their UPDATE is sent and dropped after they are retired: a
+	// name removed from the file is retired even if the server is read back only partly.
+	DNS []DNSRecord `json:"dns,omitempty"`
+}
+
+// DNSRecord names a set of records slipway published (SPEC §7).
+type DNSRecord struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"` // address, mx, spf, dmarc
 }
 
 // ImageRecord names a pushed image.

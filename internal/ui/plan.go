@@ -69,7 +69,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 				imgs = append(imgs, im)
 			}
 		}
-		if len(np.Changes) == 0 && len(imgs) == 0 {
+		if len(np.Changes) == 0 && len(imgs) == 0 && len(np.Records) == 0 {
 			continue
 		}
 		title := "node " + np.Node
@@ -86,6 +86,9 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		for _, ch := range np.Changes {
 			writeChange(w, pal, ch)
 		}
+		for _, rc := range np.Records {
+			fmt.Fprintln(w, changeLine(pal, marks[rc.Action], string(rc.Action), rc.String()))
+		}
 		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
@@ -94,6 +97,12 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 	}
 	if c.Terminating > 0 {
 		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d being deleted", c.Terminating)))
+	}
+	if c.Records > 0 {
+		fmt.Fprintf(w, "; %d DNS record set(s) to publish, change or retire", c.Records)
+	}
+	if c.RecordConflicts > 0 {
+		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d DNS conflict(s): apply refuses their nodes", c.RecordConflicts)))
 	}
 	fmt.Fprintln(w, ".")
 }
@@ -168,6 +177,10 @@ type planCounts struct {
 	// deleted outside slipway (apply refuses their node).
 	Conflict    int `json:"conflict"`
 	Terminating int `json:"terminating"`
+	// Records counts DNS record sets apply publishes, changes or retires; RecordConflicts
+	// names held by records slipway does not own (apply refuses their nodes).
+	Records         int `json:"records"`
+	RecordConflicts int `json:"recordConflicts"`
 }
 
 // planDoc is `plan -o json`: the plan without the rendered objects (those are for
@@ -208,7 +221,7 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 		StateSerial: p.StateSerial, StateLineage: p.StateLineage, Suspended: p.Suspended,
 		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: p.HasChanges(),
 		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
-			Conflict: c.Conflict, Terminating: c.Terminating},
+			Conflict: c.Conflict, Terminating: c.Terminating, Records: c.Records, RecordConflicts: c.RecordConflicts},
 		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
 		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift),
 	}

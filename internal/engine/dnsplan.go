@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// planDNS adds to p, per node, the record sets apply publishes, changes or retires and the
+// conflicts that refuse a node (SPEC §7). It reads the server with queries only: the sets the
+// file wants, and those the state says were published (a name removed from the file).
+func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, live map[plan.Key]*unstructured.Unstructured, p *plan.Plan) error {
+	if t.Group.Publish == nil {
+		return nil // no server to read: the records of a removed publish: stay as they are
+	}
+	addrs := map[string][]string{}
+	for _, n := range t.Group.Nodes {
+		if len(n.PublishedNames) == 0 {
+			continue
+		}
+		if svc := live[plan.Key{Kind: "Service", Namespace: t.Namespace, Name: n.Name}]; svc != nil {
+			if a := ingressOf(svc); len(a) > 0 {
+				addrs[n.Name] = a
+			}
+		}
+	}
+	items := append(wantedDNS(t.Group, p.Suspended, addrs), recordedDNS(doc, nil)...)
+	items = dedupeItems(items)
+	if len(items) == 0 {
+		return nil
+	}
+	srv, err := e.dnsServerFor(t)
+	if err != nil {
+		return err
+	}
+	owner, err := e.dnsOwner(ctx, t)
+	if err != nil {
+		return err
+	}
+	seen, err := srv.Read(ctx, probes(items))
+	if err != nil {
+		return err
+	}
+	for i, it := range items {
+		if rc, ok := recordChange(it, seen[i], owner); ok {
+			addRecord(p, t.Group, it.node, rc)
+		}
+	}
+	return nil
+}
+
+// dedupeItems keeps the first item of each name and kind: a wanted set wins over the state's.
+func dedupeItems(items []dnsItem) []dnsItem {
+	seen := map[state.DNSRecord]bool{}
+	return slices.DeleteFunc(items, func(it dnsItem) bool {
+		if seen[it.key()] {
+			return true
+		}
+		seen[it.key()] = true
+		return false
+	})
+}
+
+// probes are the sets to read for items: name and kind.
+func probes(items []dnsItem) []dns.Set {
+	out := make([]dns.Set, len(items))
+	for i, it := range items {
+		out[i] = dns.Set{Name: it.name, Kind: it.kind}
+	}
+	return out
+}
+
+// recordChange is what the plan says of one item given what the server holds; ok is false
+// when nothing changes.
+func recordChange(it dnsItem, seen dns.Seen, owner string) (plan.RecordChange, bool) {
+	rc := plan.RecordChange{Name: it.name, Kind: string(it.kind), Old: recordTexts(seen.Records)}
+	act, ce := dns.Decide(it.want, it.name, it.kind, seen, owner)
+	switch {
+	case act == dns.Conflict:
+		rc.Action, rc.Reason = plan.Conflict, ce.Error()
+		return rc, true
+	case it.want != nil && it.unknown:
+		// Free or ours: published once the address is known.
+		rc.Action, rc.Unknown = plan.Update, true
+		if act == dns.Create {
+			rc.Action = plan.Create
+		}
+		return rc, true
+	case act == dns.None:
+		return rc, false
+	}
+	rc.Action = map[dns.Action]plan.Action{dns.Create: plan.Create, dns.Update: plan.Update, dns.Delete: plan.Delete}[act]
+	if it.want != nil {
+		rc.New = recordTexts(it.want.Records())
+	}
+	return rc, true
+}
+
+func recordTexts(rs []dns.Record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.String()
+	}
+	return out
+}
+
+// addRecord puts rc into node's plan, making the node's entry (in file order, removed nodes
+// last) when the node changes nothing else.
+func addRecord(p *plan.Plan, g *spec.Group, node string, rc plan.RecordChange) {
+	if np := p.Node(node); np != nil {
+		np.Records = append(np.Records, rc)
+		return
+	}
+	p.Nodes = append(p.Nodes, plan.NodePlan{Node: node, Removed: g.Node(node) == nil, Records: []plan.RecordChange{rc}})
+	order := func(name string) int {
+		if name == "" {
+			return -1
+		}
+		for i, n := range g.Nodes {
+			if n.Name == name {
+				return i
+			}
+		}
+		return len(g.Nodes)
+	}
+	slices.SortStableFunc(p.Nodes, func(a, b plan.NodePlan) int { return order(a.Node) - order(b.Node) })
+}
+
+// ingressOf reads a Service's status.loadBalancer.ingress: its IPs, or host names.
+func ingressOf(svc *unstructured.Unstructured) []string {
+	ing, _, _ := unstructured.NestedSlice(svc.Object, "status", "loadBalancer", "ingress")
+	var out []string
+	for _, x := range ing {
+		m, _ := x.(map[string]any)
+		if ip, _ := m["ip"].(string); ip != "" {
+			out = append(out, ip)
+		} else if h, _ := m["hostname"].(string); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}

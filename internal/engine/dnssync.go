@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/state"
+)
+
+// syncDNS brings each item to what it wants on the server (its set, or retired), reading
+// them first: one UPDATE per set that differs, none for a set already right. The state
+// lists a set before its UPDATE goes (a run killed in between retires it later if it came)
+// and drops it after it is retired. A conflict is never touched; its error joins the others'
+// while the other sets go on.
+func (e *Engine) syncDNS(ctx context.Context, t Target, rec *recorder, items []dnsItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	srv, err := e.dnsServerFor(t)
+	if err != nil {
+		return err
+	}
+	owner, err := e.dnsOwner(ctx, t)
+	if err != nil {
+		return err
+	}
+	seen, err := srv.Read(ctx, probes(items))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, it := range items {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("dns: interrupted before %s: %w", it.name, err))...)
+		}
+		act, ce := dns.Decide(it.want, it.name, it.kind, seen[i], owner)
+		if ce != nil {
+			errs = append(errs, ce)
+			continue
+		}
+		if act == dns.None {
+			if it.want == nil {
+				err = e.recordDNS(ctx, rec, it, false) // gone already: the state forgets it
+			}
+			errs = append(errs, err)
+			continue
+		}
+		set := dns.Set{Name: it.name, Kind: it.kind}
+		if it.want != nil {
+			set = *it.want
+			if err := e.recordDNS(ctx, rec, it, true); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+		}
+		e.emit(event.Event{Node: it.node, Phase: event.PhaseApply, Message: fmt.Sprintf("dns: %s %s", act, describeSet(set))})
+		if err := srv.Apply(ctx, dns.Change{Action: act, Set: set, Seen: seen[i], Owner: owner}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if it.want == nil {
+			errs = append(errs, e.recordDNS(ctx, rec, it, false))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// describeSet is "web.dev.test A 192.0.2.1", or the name alone for a retired set.
+func describeSet(s dns.Set) string {
+	out := s.Name
+	if s.Kind != dns.KindAddress {
+		out += " (" + string(s.Kind) + ")"
+	}
+	for _, r := range s.Records() {
+		out += " " + r.String()
+	}
+	return out
+}
+
+// recordDNS adds it to its node's published sets in the state (published true) or drops it.
+func (e *Engine) recordDNS(ctx context.Context, rec *recorder, it dnsItem, published bool) error {
+	if rec == nil {
+		return nil
+	}
+	k := it.key()
+	rec.mu.Lock()
+	ns := rec.doc.Nodes[it.node]
+	has := ns != nil && slices.Contains(ns.DNS, k)
+	rec.mu.Unlock()
+	if has == published || (ns == nil && !published) {
+		return nil
+	}
+	verb := "before publishing"
+	if !published {
+		verb = "after retiring"
+	}
+	return rec.update(ctx, verb+" dns "+it.name, func(*state.Document) {
+		ns := rec.node(it.node)
+		if published {
+			for _, other := range rec.doc.Nodes { // a name moved from another node is this one's now
+				other.DNS = slices.DeleteFunc(other.DNS, func(r state.DNSRecord) bool { return r == k })
+			}
+			ns.DNS = append(ns.DNS, k)
+		} else {
+			ns.DNS = slices.DeleteFunc(ns.DNS, func(r state.DNSRecord) bool { return r == k })
+		}
+	})
+}

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// dnsItem is one record set the DNS lane looks at: wanted (want set; Values nil while the
+// address is unknown) or to retire (want nil), attributed to a node.
+type dnsItem struct {
+	node       string
+	name       string
+	kind       dns.Kind
+	want       *dns.Set
+	unknown    bool // the node's address is not known yet
+	recordOnly bool // in the state only: retired if ours
+}
+
+func (it dnsItem) key() state.DNSRecord { return state.DNSRecord{Name: it.name, Kind: string(it.kind)} }
+
+// wantedDNS are the record sets g wants (SPEC §7), per node in file order: each published
+// name at the node's addresses (none while the group is suspended), and on the mail relay the
+// zone's MX, SPF and _dmarc. addrs maps a node to its addresses; a node missing there has
+// its names planned as known after apply.
+func wantedDNS(g *spec.Group, suspended bool, addrs map[string][]string) []dnsItem {
+	p := g.Publish
+	if p == nil {
+		return nil
+	}
+	var out []dnsItem
+	for _, n := range g.Nodes {
+		if !suspended {
+			a, known := addrs[n.Name]
+			for _, name := range n.PublishedNames {
+				s := &dns.Set{Name: strings.ToLower(name), Kind: dns.KindAddress, Values: a, TTL: p.TTL, Node: n.Name}
+				out = append(out, dnsItem{node: n.Name, name: s.Name, kind: s.Kind, want: s, unknown: !known || len(a) == 0})
+			}
+		}
+		if p.Mail != nil && p.Mail.Relay == n.Name && len(n.PublishedNames) > 0 {
+			out = append(out, mailItems(p, n)...)
+		}
+	}
+	return out
+}
+
+// mailItems are the zone's mail records on relay node n (FR-020).
+func mailItems(p *spec.Publish, n *spec.Node) []dnsItem {
+	zone := strings.ToLower(p.Zone)
+	sets := []dns.Set{
+		{Name: zone, Kind: dns.KindMX, Values: []string{"10 " + strings.ToLower(n.PublishedNames[0])}},
+		{Name: zone, Kind: dns.KindSPF, Values: []string{p.Mail.SPF}},
+	}
+	if p.Mail.DMARC != "" {
+		sets = append(sets, dns.Set{Name: "_dmarc." + zone, Kind: dns.KindDMARC, Values: []string{p.Mail.DMARC}})
+	}
+	out := make([]dnsItem, len(sets))
+	for i := range sets {
+		s := &sets[i]
+		s.TTL, s.Node = p.TTL, n.Name
+		out[i] = dnsItem{node: n.Name, name: s.Name, kind: s.Kind, want: s}
+	}
+	return out
+}
+
+// recordedDNS are the sets the state says were published and wanted does not hold: to
+// retire (when they are still ours), attributed to the node the state has them on.
+func recordedDNS(doc *state.Document, wanted []dnsItem) []dnsItem {
+	if doc == nil {
+		return nil
+	}
+	have := map[state.DNSRecord]bool{}
+	for _, w := range wanted {
+		have[w.key()] = true
+	}
+	var out []dnsItem
+	for _, node := range sortedKeys(doc.Nodes) {
+		for _, r := range doc.Nodes[node].DNS {
+			if !have[r] {
+				have[r] = true
+				out = append(out, dnsItem{node: node, name: r.Name, kind: dns.Kind(r.Kind), recordOnly: true})
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dnsServerFor is the DNS server of t's group: Options.DNS, else a client made once from its
+// publish: with the secret read from the environment (never stored anywhere but the client).
+func (e *Engine) dnsServerFor(t Target) (dnsServer, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.o.DNS != nil {
+		return e.o.DNS, nil
+	}
+	if e.dns != nil {
+		return e.dns, nil
+	}
+	p := t.Group.Publish
+	secret, err := p.DNS.Secret()
+	if err != nil {
+		return nil, fmt.Errorf("group %s: publish: dns: %w", t.Group.Name, err)
+	}
+	c, err := dns.New(dns.Config{Server: p.DNS.Server, Zone: p.Zone, Key: p.DNS.Key, Algorithm: p.DNS.Algorithm}, secret)
+	if err != nil {
+		return nil, fmt.Errorf("group %s: publish: %w", t.Group.Name, err)
+	}
+	e.dns = c
+	return c, nil
+}
+
+// dnsOwner is the owner the group's records carry: <group>/<namespace>@<UID of kube-system>.
+func (e *Engine) dnsOwner(ctx context.Context, t Target) (string, error) {
+	ks, err := e.o.Kube.Namespace(ctx, "kube-system")
+	if err != nil {
+		return "", err
+	}
+	if ks == nil || ks.GetUID() == "" {
+		return "", fmt.Errorf("group %s: publish: namespace kube-system not found: its UID names the cluster in the owner of the records", t.Group.Name)
+	}
+	return dns.Owner(t.Group.Name, t.Namespace, string(ks.GetUID())), nil
+}
+
+// nodeAddress is the address node's names point at: its LoadBalancer Service's ingress.
+func (e *Engine) nodeAddress(ctx context.Context, t Target, node string) ([]string, error) {
+	return e.o.Kube.ServiceIngress(ctx, t.Namespace, node)
+}

@@ -1,0 +1,44 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"slipway.dev/slipway/internal/plan"
+)
+
+// publishDNS publishes the node's names at its address, and on the mail relay the zone's
+// mail records, after its rollout (SPEC §7). The address is the one the address lane waited
+// for in this run, else the one its Service has now: the plan may not have known it.
+func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) error {
+	addr := nr.address
+	if len(addr) == 0 {
+		var err error
+		if addr, err = e.nodeAddress(ctx, nr.t, st.Node); err != nil {
+			return err
+		}
+	}
+	addrs := map[string][]string{}
+	if len(addr) > 0 {
+		addrs[st.Node] = addr
+	}
+	want := map[string]dnsItem{}
+	for _, it := range wantedDNS(nr.t.Group, nr.p.Suspended, addrs) {
+		if it.node == st.Node {
+			want[it.name+"\x00"+string(it.kind)] = it
+		}
+	}
+	var items []dnsItem
+	for _, rc := range st.Records {
+		it, ok := want[rc.Name+"\x00"+rc.Kind]
+		if !ok {
+			continue // the plan was made from another file: nothing of it to publish here
+		}
+		if it.unknown {
+			return fmt.Errorf("dns %s: the node has no address to publish it at (its Service %s has no load-balancer ingress)", it.name, st.Node)
+		}
+		items = append(items, it)
+	}
+	e.emitDNS(st)
+	return e.syncDNS(ctx, nr.t, nr.rec, items)
+}

@@ -1,0 +1,65 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RecordChange is one set of DNS records apply publishes, changes or retires for a node
+// (SPEC §7): a published name's address records, or the zone's mail records on the relay;
+// or a conflict, records at a published name that slipway does not own.
+type RecordChange struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`   // address, mx, spf, dmarc
+	Action Action `json:"action"` // create, update, delete, conflict
+	// Old are the records the server holds ("A 192.0.2.1"), New those apply publishes.
+	Old []string `json:"old,omitempty"`
+	New []string `json:"new,omitempty"`
+	// Unknown: the node's address is known after apply (its load balancer gives it one).
+	Unknown bool   `json:"unknown,omitempty"`
+	Reason  string `json:"reason,omitempty"` // a conflict: what holds the name
+}
+
+// KnownAfterApply is how a plan shows an address it does not know yet.
+const KnownAfterApply = "(known after apply)"
+
+func (r RecordChange) String() string {
+	what := "dns " + r.Name
+	if r.Kind != "address" {
+		what += " (" + r.Kind + ")"
+	}
+	switch {
+	case r.Action == Conflict:
+		return what + ": " + r.Reason
+	case r.Action == Delete:
+		return what + ": " + strings.Join(r.Old, ", ")
+	case r.Unknown:
+		return what + ": " + KnownAfterApply
+	case r.Action == Update && len(r.Old) > 0:
+		return fmt.Sprintf("%s: %s -> %s", what, strings.Join(r.Old, ", "), strings.Join(r.New, ", "))
+	}
+	return what + ": " + strings.Join(r.New, ", ")
+}
+
+// recordsWhere are the node's record changes that keep says.
+func recordsWhere(rs []RecordChange, keep func(RecordChange) bool) []RecordChange {
+	var out []RecordChange
+	for _, r := range rs {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// recordConflicts is why a node is refused before its rollout: the names it would publish
+// that records slipway does not own hold.
+func recordConflicts(np *NodePlan) []string {
+	var why []string
+	for _, r := range np.Records {
+		if r.Action == Conflict {
+			why = append(why, r.Reason)
+		}
+	}
+	return why
+}
