@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"slipway.dev/slipway/internal/plan"
 )
@@ -14,7 +15,7 @@ func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) erro
 	addr := nr.address
 	if len(addr) == 0 {
 		var err error
-		if addr, err = e.nodeAddress(ctx, nr.t, st.Node); err != nil {
+		if addr, err = e.awaitAddress(ctx, nr.t, st.Node); err != nil {
 			return err
 		}
 	}
@@ -41,4 +42,21 @@ func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) erro
 	}
 	e.emitDNS(st)
 	return e.syncDNS(ctx, nr.t, nr.rec, items)
+}
+
+// awaitAddress waits up to the group's addressTimeout for the node's address: a load
+// balancer gives it some time after the Service is made.
+func (e *Engine) awaitAddress(ctx context.Context, t Target, node string) ([]string, error) {
+	deadline := time.Now().Add(t.Group.Publish.AddressTimeout)
+	for {
+		addr, err := e.nodeAddress(ctx, t, node)
+		if err != nil || len(addr) > 0 || !time.Now().Before(deadline) {
+			return addr, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
