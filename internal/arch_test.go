@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"status":     {"event"},
 	"ui":         {"event", "plan", "spec", "status"},
 	"image":      {"event"},
-	"kube":       {},
+	"kube":       {"plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "spec"},
 	"engine":     {"dns", "event", "image", "kube", "plan", "render", "spec", "state", "status"},
 	"devcluster": {},

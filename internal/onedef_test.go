@@ -14,9 +14,7 @@ import (
 )
 
 // TestOneDefinition: slipway's labels, the Deployment TypeMeta and the default rollout limit
-// are written once (issue 13), so a change of one cannot miss a copy. kube keeps its own
-// "app.kubernetes.io/name" (its watch selects pods by it): by the import table it imports
-// nothing of internal/.
+// are written once (issue 13), so a change of one cannot miss a copy.
 func TestOneDefinition(t *testing.T) {
 	counts := map[string][]string{}
 	otherDefaults := map[ast.Expr]bool{}
@@ -29,7 +27,6 @@ func TestOneDefinition(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		pkg := filepath.ToSlash(filepath.Dir(path))
 		ast.Inspect(f, func(n ast.Node) bool {
 			if n == nil {
 				return false
@@ -37,7 +34,7 @@ func TestOneDefinition(t *testing.T) {
 			at := fset.Position(n.Pos()).String()
 			switch n := n.(type) {
 			case *ast.BasicLit:
-				if s, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING && !(pkg == "kube" && s == "app.kubernetes.io/name") {
+				if s, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING {
 					counts[s] = append(counts[s], at)
 				}
 			case *ast.CompositeLit:

@@ -11,6 +11,7 @@ import (
 
 	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
 )
 
 // The engine reaches the cluster only through these interfaces, so its decisions can be
@@ -19,8 +20,8 @@ import (
 // objectWriter changes objects: apply, replace, prune, suspend and resume.
 type objectWriter interface {
 	Apply(ctx context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error)
-	Delete(ctx context.Context, k kube.Key) error
-	WaitGone(ctx context.Context, k kube.Key, limit time.Duration) error
+	Delete(ctx context.Context, k plan.Key) error
+	WaitGone(ctx context.Context, k plan.Key, limit time.Duration) error
 	Scale(ctx context.Context, ns, name string, replicas int32) (int64, error)
 }
 
@@ -43,7 +44,7 @@ type clusterReader interface {
 	Ping(ctx context.Context) (string, error)
 	RuntimeClassExists(ctx context.Context, name string) (bool, error)
 	Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error)
-	ListManaged(ctx context.Context, ns, selector string) (map[kube.Key]*unstructured.Unstructured, error)
+	ListManaged(ctx context.Context, ns, selector string) (map[plan.Key]*unstructured.Unstructured, error)
 	ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error)
 	StopSignalSupported(ctx context.Context, ns string) (bool, error)
 	// ServiceIngress is a LoadBalancer Service's addresses: what a node's names point at.

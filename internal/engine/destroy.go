@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"slipway.dev/slipway/internal/event"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
@@ -23,7 +22,7 @@ type DestroyScope struct {
 	OwnNamespace bool
 	// Objects are the group's objects in a namespace slipway did not create, in delete order
 	// (Deployments first, claims last); they go, the namespace and all else stay.
-	Objects []kube.Key
+	Objects []plan.Key
 	// StateLocation is set when the state is kept in the namespace that goes
 	// (kubernetes://<namespace>): the state and its lock go with it.
 	StateLocation string
@@ -31,7 +30,7 @@ type DestroyScope struct {
 	// but its claims, Claims are the claims that stay, and the namespace and the state stay
 	// so that a later apply reattaches the claims.
 	KeepClaims bool
-	Claims     []kube.Key
+	Claims     []plan.Key
 }
 
 // DestroyOptions are the flags of destroy.
@@ -114,7 +113,7 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 		s.Objects = append(s.Objects, k)
 	}
 	order := map[string]int{"PodDisruptionBudget": -1, "Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
-	byOrder := func(a, b kube.Key) int {
+	byOrder := func(a, b plan.Key) int {
 		if d := order[a.Kind] - order[b.Kind]; d != 0 {
 			return d
 		}
@@ -149,7 +148,7 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 	case len(s.Objects) > 0:
 		changes := make([]plan.Change, len(s.Objects))
 		for i, k := range s.Objects {
-			changes[i] = plan.Change{Key: plan.Key(k), Action: plan.Delete}
+			changes[i] = plan.Change{Key: k, Action: plan.Delete}
 		}
 		if err := e.deleteAll(ctx, changes); err != nil {
 			return s, err

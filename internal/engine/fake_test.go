@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
 )
 
 // fakeCluster plays the API server and a deployment controller in memory: a Deployment's
@@ -25,7 +26,7 @@ import (
 // "hang" or "crash"). Every call is logged; onCall may cancel a run between steps.
 type fakeCluster struct {
 	mu      sync.Mutex
-	objects map[kube.Key]*unstructured.Unstructured
+	objects map[plan.Key]*unstructured.Unstructured
 	deps    map[string]*fakeDeployment
 	changed map[string]chan struct{}
 	calls   []string
@@ -42,7 +43,7 @@ type fakeDeployment struct {
 }
 
 func newFakeCluster() *fakeCluster {
-	return &fakeCluster{objects: map[kube.Key]*unstructured.Unstructured{}, deps: map[string]*fakeDeployment{}, changed: map[string]chan struct{}{}}
+	return &fakeCluster{objects: map[plan.Key]*unstructured.Unstructured{}, deps: map[string]*fakeDeployment{}, changed: map[string]chan struct{}{}}
 }
 
 var _ Cluster = (*fakeCluster)(nil)
@@ -77,7 +78,7 @@ func (f *fakeCluster) Apply(_ context.Context, obj runtime.Object, opts kube.App
 	if opts.DryRun {
 		return u, nil
 	}
-	k := kube.Key{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	k := plan.Key{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 	f.mu.Lock()
 	if u.GetKind() == "Deployment" {
 		var d appsv1.Deployment
@@ -212,7 +213,7 @@ func (f *fakeCluster) release() {
 
 func podReadyFake(p *corev1.Pod) bool { return p.Status.Conditions[0].Status == corev1.ConditionTrue }
 
-func (f *fakeCluster) Delete(_ context.Context, k kube.Key) error {
+func (f *fakeCluster) Delete(_ context.Context, k plan.Key) error {
 	f.mu.Lock()
 	delete(f.objects, k)
 	if k.Kind == "Deployment" {
@@ -223,7 +224,7 @@ func (f *fakeCluster) Delete(_ context.Context, k kube.Key) error {
 	return nil
 }
 
-func (f *fakeCluster) WaitGone(context.Context, kube.Key, time.Duration) error { return nil }
+func (f *fakeCluster) WaitGone(context.Context, plan.Key, time.Duration) error { return nil }
 
 func (f *fakeCluster) Scale(_ context.Context, ns, name string, replicas int32) (int64, error) {
 	f.mu.Lock()
@@ -312,13 +313,13 @@ func (f *fakeCluster) StopSignalSupported(context.Context, string) (bool, error)
 func (f *fakeCluster) Namespace(_ context.Context, ns string) (*unstructured.Unstructured, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.objects[kube.Key{Kind: "Namespace", Name: ns}], nil
+	return f.objects[plan.Key{Kind: "Namespace", Name: ns}], nil
 }
 
-func (f *fakeCluster) ListManaged(_ context.Context, ns, _ string) (map[kube.Key]*unstructured.Unstructured, error) {
+func (f *fakeCluster) ListManaged(_ context.Context, ns, _ string) (map[plan.Key]*unstructured.Unstructured, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := map[kube.Key]*unstructured.Unstructured{}
+	out := map[plan.Key]*unstructured.Unstructured{}
 	for k, u := range f.objects {
 		if k.Namespace == ns {
 			out[k] = u.DeepCopy()

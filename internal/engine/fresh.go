@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -58,7 +57,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	for _, n := range p.Nodes {
 		for _, c := range n.Changes {
 			planned[c.Key] = true
-			l := live[kube.Key(c.Key)]
+			l := live[c.Key]
 			switch {
 			case c.Action == plan.Create && l != nil:
 				return &StalePlanError{fmt.Sprintf("plan: %s was created since the plan was made: plan again", c.Key)}
@@ -74,7 +73,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 		if planned[k] || k.Kind == "Namespace" {
 			continue
 		}
-		if l := live[kube.Key(k)]; l == nil || !plan.Subset(d.Object, l.Object) {
+		if l := live[k]; l == nil || !plan.Subset(d.Object, l.Object) {
 			return &StalePlanError{fmt.Sprintf("plan: %s changed in the cluster since the plan was made: plan again", k)}
 		}
 	}

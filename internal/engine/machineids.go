@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -17,7 +17,7 @@ import (
 // Deployment already runs with (a state lost or moved to another backend must not give a
 // running node a new identity); else a new random UUID. fresh lists, in the group's order,
 // the nodes whose ID the state lacks. Role pods take their pod's UID (render): they have none.
-func MachineIDs(g *spec.Group, doc *state.Document, live map[kube.Key]*unstructured.Unstructured, ns string) (ids map[string]string, fresh []string) {
+func MachineIDs(g *spec.Group, doc *state.Document, live map[plan.Key]*unstructured.Unstructured, ns string) (ids map[string]string, fresh []string) {
 	ids = map[string]string{}
 	for _, n := range g.Nodes {
 		id := ""
@@ -26,7 +26,7 @@ func MachineIDs(g *spec.Group, doc *state.Document, live map[kube.Key]*unstructu
 		}
 		if id == "" {
 			fresh = append(fresh, n.Name)
-			id = runningMachineID(live[kube.Key{Kind: "Deployment", Namespace: ns, Name: n.Name}])
+			id = runningMachineID(live[plan.Key{Kind: "Deployment", Namespace: ns, Name: n.Name}])
 		}
 		if id == "" {
 			id = uuid.NewString()

@@ -53,10 +53,10 @@ func (e *Engine) applyObject(ctx context.Context, c plan.Change, obj *unstructur
 	}
 	ctx = context.WithoutCancel(ctx) // one API call: let it finish
 	if c.Action == plan.Replace {
-		if err := e.o.Kube.Delete(ctx, kube.Key(c.Key)); err != nil {
+		if err := e.o.Kube.Delete(ctx, c.Key); err != nil {
 			return 0, err
 		}
-		if err := e.o.Kube.WaitGone(ctx, kube.Key(c.Key), 2*time.Minute); err != nil {
+		if err := e.o.Kube.WaitGone(ctx, c.Key, 2*time.Minute); err != nil {
 			return 0, err
 		}
 	}
@@ -76,7 +76,7 @@ func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
 	var deleted []plan.Change
 	for _, c := range cs {
 		if c.Action == plan.Delete {
-			err := e.o.Kube.Delete(context.WithoutCancel(ctx), kube.Key(c.Key))
+			err := e.o.Kube.Delete(context.WithoutCancel(ctx), c.Key)
 			errs = append(errs, err)
 			if err == nil {
 				deleted = append(deleted, c)
@@ -86,7 +86,7 @@ func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
 	// Wait until they are gone (a claim goes only after its pod): a node or role added back
 	// right after must get a new claim, not the terminating one.
 	for _, c := range deleted {
-		if err := e.o.Kube.WaitGone(ctx, kube.Key(c.Key), 2*time.Minute); err != nil {
+		if err := e.o.Kube.WaitGone(ctx, c.Key, 2*time.Minute); err != nil {
 			errs = append(errs, err)
 			break
 		}

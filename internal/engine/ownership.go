@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
@@ -15,13 +14,13 @@ import (
 // group's (its slipway.dev/group label) and the others. A desired object whose name one of
 // the others holds must not be taken over (issue 11 item 4). Listing without a label selector
 // costs the same requests as with one (one LIST per kind), so a no-op plan stays as cheap.
-func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[kube.Key]*unstructured.Unstructured, err error) {
+func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[plan.Key]*unstructured.Unstructured, err error) {
 	all, err := e.o.Kube.ListManaged(ctx, ns, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	own = make(map[kube.Key]*unstructured.Unstructured, len(all))
-	foreign = map[kube.Key]*unstructured.Unstructured{}
+	own = make(map[plan.Key]*unstructured.Unstructured, len(all))
+	foreign = map[plan.Key]*unstructured.Unstructured{}
 	for k, u := range all {
 		if u.GetLabels()[spec.LabelGroup] == group {
 			own[k] = u

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,7 +112,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if foreignNS {
 		desired = withoutNamespace(desired)
 	}
-	foreign, liveByKey := byPlanKey(l.foreign), byPlanKey(l.live)
+	foreign, liveByKey := l.foreign, maps.Clone(l.live)
 	if l.ns != nil {
 		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
@@ -162,7 +163,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 
 // listed is what Plan reads of the cluster while the images resolve.
 type listed struct {
-	live, foreign map[kube.Key]*unstructured.Unstructured
+	live, foreign map[plan.Key]*unstructured.Unstructured
 	ns            *unstructured.Unstructured
 	err           error
 	stop          bool   // systemd pods get SIGRTMIN+3
@@ -181,15 +182,6 @@ func (e *Engine) listLive(ctx context.Context, t Target) listed {
 		l.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
 	}
 	return l
-}
-
-// byPlanKey is m keyed by plan.Key.
-func byPlanKey(m map[kube.Key]*unstructured.Unstructured) map[plan.Key]*unstructured.Unstructured {
-	out := make(map[plan.Key]*unstructured.Unstructured, len(m))
-	for k, u := range m {
-		out[plan.Key(k)] = u
-	}
-	return out
 }
 
 // desiredObjects are the group's objects as apply would apply them: rendered with the images'

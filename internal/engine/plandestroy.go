@@ -55,10 +55,10 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 // destroyChanges lists per node (the group's own objects under "") the objects destroy
 // deletes: every object of the group, and the namespace ns with everything in it when it
 // goes ("" when it stays). A claim deleted loses the node's /var/lib.
-func destroyChanges(live map[kube.Key]*unstructured.Unstructured, ns string) []plan.NodePlan {
+func destroyChanges(live map[plan.Key]*unstructured.Unstructured, ns string) []plan.NodePlan {
 	byNode := map[string][]plan.Change{}
 	for k, u := range live {
-		c := plan.Change{Key: plan.Key(k), Action: plan.Delete, ResourceVersion: u.GetResourceVersion()}
+		c := plan.Change{Key: k, Action: plan.Delete, ResourceVersion: u.GetResourceVersion()}
 		if k.Kind == "PersistentVolumeClaim" {
 			c.Destructive = true
 			c.Reason = "the node's state on /var/lib is lost"

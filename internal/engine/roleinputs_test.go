@@ -87,7 +87,7 @@ func TestCheckReferencesOfRoles(t *testing.T) {
 	t.Setenv("SLIPWAY_ENGINE_ROLE_TOKEN", "x")
 	g, _ := roleInputsPlan(t)
 	file := g.File
-	live := map[kube.Key]*unstructured.Unstructured{}
+	live := map[plan.Key]*unstructured.Unstructured{}
 	err := checkReferences(g, "demo", live)
 	want := []string{
 		"node web: env DB: Secret db does not exist in namespace demo (" + file + ":6)",

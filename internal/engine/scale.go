@@ -69,7 +69,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 				}
 			}
 		}
-		targets = append(targets, scaleTarget{node: node, key: plan.Key(k), replicas: want})
+		targets = append(targets, scaleTarget{node: node, key: k, replicas: want})
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].key.Name < targets[j].key.Name })
 	rec := newRecorder(t.Store, doc)

@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
@@ -98,10 +97,10 @@ func madeSecret(n *spec.Node, name string) (spec.SecretSource, bool) {
 // §3a): found now, not by a pod stuck in CreateContainerConfigError. objects holds the
 // namespace's Secrets and ConfigMaps (values blanked, keys kept); the config: and secrets:
 // of the nodes and roles are made by the apply and need no check.
-func checkReferences(g *spec.Group, ns string, objects ...map[kube.Key]*unstructured.Unstructured) error {
+func checkReferences(g *spec.Group, ns string, objects ...map[plan.Key]*unstructured.Unstructured) error {
 	lookup := func(kind, name string) *unstructured.Unstructured {
 		for _, m := range objects {
-			if u := m[kube.Key{Kind: kind, Namespace: ns, Name: name}]; u != nil {
+			if u := m[plan.Key{Kind: kind, Namespace: ns, Name: name}]; u != nil {
 				return u
 			}
 		}

@@ -112,14 +112,14 @@ func errString(err error) string {
 func TestCheckReferences(t *testing.T) {
 	t.Setenv("SLIPWAY_ENGINE_TEST_TOKEN", "x")
 	g, _ := configPlan(t)
-	obj := func(kind, name string, keys ...string) (kube.Key, *unstructured.Unstructured) {
+	obj := func(kind, name string, keys ...string) (plan.Key, *unstructured.Unstructured) {
 		data := map[string]any{}
 		for _, k := range keys {
 			data[k] = ""
 		}
 		u := &unstructured.Unstructured{Object: map[string]any{"kind": kind, "data": data}}
 		u.SetName(name)
-		return kube.Key{Kind: kind, Namespace: "demo", Name: name}, u
+		return plan.Key{Kind: kind, Namespace: "demo", Name: name}, u
 	}
 	file := g.File
 	tests := []struct {
@@ -138,7 +138,7 @@ func TestCheckReferences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			live := map[kube.Key]*unstructured.Unstructured{}
+			live := map[plan.Key]*unstructured.Unstructured{}
 			for _, o := range tt.objects {
 				k, u := obj(o[0], o[1], o[2])
 				live[k] = u

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -27,7 +27,7 @@ type stopSignalCheck struct {
 // note plan shows once. A live Deployment that carries a stop signal proves support without
 // a request; otherwise one server-side dry run decides, in the group's namespace when it
 // exists, else in "default".
-func (e *Engine) stopSignal(ctx context.Context, g *spec.Group, ns string, live map[kube.Key]*unstructured.Unstructured, nsExists bool) (bool, string) {
+func (e *Engine) stopSignal(ctx context.Context, g *spec.Group, ns string, live map[plan.Key]*unstructured.Unstructured, nsExists bool) (bool, string) {
 	if !hasSystemd(g) {
 		return false, ""
 	}
@@ -76,7 +76,7 @@ func hasSystemd(g *spec.Group) bool {
 
 // keepsStopSignal reports whether a live Deployment has a container with a stop signal: the
 // server kept it, so it supports them.
-func keepsStopSignal(live map[kube.Key]*unstructured.Unstructured) bool {
+func keepsStopSignal(live map[plan.Key]*unstructured.Unstructured) bool {
 	for k, d := range live {
 		if k.Kind != "Deployment" {
 			continue

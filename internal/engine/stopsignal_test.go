@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -18,14 +18,14 @@ import (
 func TestStopSignal(t *testing.T) {
 	systemd := &spec.Group{Name: "g", Nodes: []*spec.Node{{Name: "web", Init: spec.InitSystemd}, {Name: "db", Init: spec.InitNone}}}
 	plain := &spec.Group{Name: "g", Nodes: []*spec.Node{{Name: "db", Init: spec.InitNone}}}
-	withSignal := map[kube.Key]*unstructured.Unstructured{
+	withSignal := map[plan.Key]*unstructured.Unstructured{
 		{Kind: "Deployment", Namespace: "g", Name: "web"}: {Object: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 			"containers": []any{map[string]any{"name": "node", "lifecycle": map[string]any{"stopSignal": "SIGRTMIN+3"}}}}}}}},
 	}
 	tests := []struct {
 		name      string
 		group     *spec.Group
-		live      map[kube.Key]*unstructured.Unstructured
+		live      map[plan.Key]*unstructured.Unstructured
 		nsExists  bool
 		supported bool
 		err       error

@@ -13,6 +13,8 @@ import (
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
+
+	"slipway.dev/slipway/internal/plan"
 )
 
 func deployment(ns, name string) *appsv1.Deployment {
@@ -75,12 +77,12 @@ func TestClientAgainstDevCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(live) != 1 || live[kube.Key{Kind: "Deployment", Namespace: ns, Name: "web"}] == nil {
+	if len(live) != 1 || live[plan.Key{Kind: "Deployment", Namespace: ns, Name: "web"}] == nil {
 		t.Fatalf("ListManaged = %v, want only Deployment %s/web (the dry run stored nothing)", live, ns)
 	}
 	// A plan holds every listed object for the whole run; the field managers' records are
 	// the largest part of a small object and nothing reads them (issue 17).
-	if mf := live[kube.Key{Kind: "Deployment", Namespace: ns, Name: "web"}].GetManagedFields(); len(mf) != 0 {
+	if mf := live[plan.Key{Kind: "Deployment", Namespace: ns, Name: "web"}].GetManagedFields(); len(mf) != 0 {
 		t.Errorf("ListManaged kept %d managedFields entries of Deployment %s/web, want none", len(mf), ns)
 	}
 
@@ -103,7 +105,7 @@ func TestClientAgainstDevCluster(t *testing.T) {
 		<-time.After(100 * time.Millisecond)
 	}
 
-	k := kube.Key{Kind: "Deployment", Namespace: ns, Name: "web"}
+	k := plan.Key{Kind: "Deployment", Namespace: ns, Name: "web"}
 	if err := c.Delete(ctx, k); err != nil {
 		t.Fatal(err)
 	}

@@ -16,21 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"slipway.dev/slipway/internal/plan"
 )
-
-// Key names one object: kind, namespace and name.
-type Key struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
-
-func (k Key) String() string { return k.Kind + " " + qualified(k.Namespace, k.Name) }
-
-// KeyOf returns the key of obj.
-func KeyOf(obj *unstructured.Unstructured) Key {
-	return Key{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
 
 // ManagedKinds are the namespaced kinds slipway makes, in apply order.
 var ManagedKinds = []schema.GroupVersionKind{
@@ -79,8 +67,8 @@ func (c *Client) Namespace(ctx context.Context, ns string) (*unstructured.Unstru
 }
 
 // ListManaged lists the objects of ManagedKinds in ns that carry selector (one LIST per kind).
-func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[Key]*unstructured.Unstructured, error) {
-	out := map[Key]*unstructured.Unstructured{}
+func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan.Key]*unstructured.Unstructured, error) {
+	out := map[plan.Key]*unstructured.Unstructured{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(ManagedKinds))
@@ -104,7 +92,7 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[Key]
 				if gvk.Kind == "Secret" {
 					withoutSecretData(u)
 				}
-				out[KeyOf(u)] = u
+				out[plan.KeyOf(u)] = u
 			}
 		})
 	}
@@ -113,7 +101,7 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[Key]
 }
 
 // Delete deletes the object k (background propagation); a missing object is no error.
-func (c *Client) Delete(ctx context.Context, k Key) error {
+func (c *Client) Delete(ctx context.Context, k plan.Key) error {
 	gvk, err := gvkOf(k.Kind)
 	if err != nil {
 		return err
@@ -230,7 +218,7 @@ func IsNamespaceNotFound(err error, ns string) bool {
 }
 
 // WaitGone waits until object k no longer exists (a replace deletes before it creates).
-func (c *Client) WaitGone(ctx context.Context, k Key, limit time.Duration) error {
+func (c *Client) WaitGone(ctx context.Context, k plan.Key, limit time.Duration) error {
 	gvk, err := gvkOf(k.Kind)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"slipway.dev/slipway/internal/spec"
 )
 
 // StopSignalSupported reports whether the API server keeps a container's lifecycle.stopSignal
@@ -16,7 +18,7 @@ import (
 func (c *Client) StopSignalSupported(ctx context.Context, ns string) (bool, error) {
 	sig := corev1.SIGRTMINPLUS3
 	zero := int32(0)
-	labels := map[string]string{"app.kubernetes.io/name": "slipway-stop-signal-probe"}
+	labels := map[string]string{spec.LabelName: "slipway-stop-signal-probe"}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "slipway-stop-signal-probe-", Namespace: ns, Labels: labels},
 		Spec: appsv1.DeploymentSpec{

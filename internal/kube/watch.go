@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"slipway.dev/slipway/internal/spec"
 )
 
 // Watch mirrors the Deployments, ReplicaSets, Pods and Events of one namespace through one
@@ -31,7 +33,7 @@ type Watch struct {
 }
 
 const (
-	byName     = "app.kubernetes.io/name"
+	byName     = spec.LabelName // an index of the same name
 	byInvolved = "involvedObject.name"
 )
 

@@ -34,7 +34,7 @@ const (
 	Terminating Action = "terminating"
 )
 
-// Key names one object. Its fields match kube.Key, so the engine converts between the two.
+// Key names one object: the plan, the engine and kube (which lists and deletes by it) share it.
 type Key struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
