@@ -42,7 +42,7 @@ func (g *Globals) needRegistry() (string, error) {
 // defaultNewNodes bounds the nodes deployed for the first time, and the pushes, when
 // --parallelism is not given: a node with no Deployment yet has nothing to roll back, and at
 // 200 nodes pacing them 10 at a time kept the first apply 1.3 × above the cluster's floor
-// (issue 17). 200 is the API server's default of mutating requests in flight.
+// (issue 17). Their object applies stay 10 at a time (engine.Options.NewNodes).
 const defaultNewNodes = 200
 
 // openSession loads the group file and connects. withImages is false for verbs that never

@@ -30,9 +30,11 @@ type Options struct {
 	Parallelism int
 	// NewNodes, when more than Parallelism, bounds instead the nodes deployed for the first
 	// time (their Deployment is created) and the pushes. Such a node has no rollout to set
-	// back and no running pod to protect, so pacing it only spreads the cluster's own work
-	// over more time: a first apply of 200 nodes 10 at a time took 1.3 × what the cluster
-	// needs for the same objects (issue 17). Updates stay Parallelism at a time.
+	// back and no running pod to protect, so pacing its wait only spreads the cluster's own
+	// work over more time: a first apply of 200 nodes 10 at a time took 1.3 × what the
+	// cluster needs for the same objects (issue 17). Updates stay Parallelism at a time, and
+	// so do the object applies themselves: 200 Services created at once contend for the
+	// cluster's IP and port allocators until the API server times them out.
 	NewNodes int
 	// Timeout, when set, overrides every node's rolloutTimeout (--timeout).
 	Timeout time.Duration
@@ -48,6 +50,7 @@ type Engine struct {
 
 	mu     sync.Mutex
 	images map[string]v1.Image // built during Plan by image name, pushed during Apply
+	writes chan struct{}       // the object applies in flight, Parallelism at most
 	stop   stopSignalCheck
 	dns    dnsServer // Options.DNS, or the one made from the group's publish:
 }
@@ -60,7 +63,7 @@ func New(o Options) *Engine {
 	if o.Emit == nil {
 		o.Emit = func(event.Event) {}
 	}
-	return &Engine{o: o, images: map[string]v1.Image{}}
+	return &Engine{o: o, images: map[string]v1.Image{}, writes: make(chan struct{}, o.Parallelism)}
 }
 
 func (e *Engine) emit(ev event.Event) {

@@ -60,7 +60,9 @@ func (e *Engine) applyObject(ctx context.Context, c plan.Change, obj *unstructur
 			return 0, err
 		}
 	}
+	e.writes <- struct{}{}
 	out, err := e.o.Kube.Apply(ctx, obj, kube.ApplyOptions{Force: true})
+	<-e.writes
 	if err != nil {
 		return 0, err
 	}

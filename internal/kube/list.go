@@ -51,6 +51,7 @@ func decodeList(raw []byte, gvk schema.GroupVersionKind) ([]*unstructured.Unstru
 	var list struct {
 		Items []map[string]any `json:"items"`
 	}
+	raw, _ = withoutManagedFields(raw)
 	if err := utiljson.Unmarshal(raw, &list); err != nil {
 		return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
 	}
