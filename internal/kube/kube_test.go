@@ -104,6 +104,17 @@ func TestClientAgainstDevCluster(t *testing.T) {
 		}
 		<-time.After(100 * time.Millisecond)
 	}
+	// The watch caches every Deployment, ReplicaSet and pod of the namespace for a whole
+	// apply; nothing reads their field managers' records (issue 17).
+	dep, rss, _, _ := w.Deployment(ns, "web")
+	if len(dep.ManagedFields) != 0 {
+		t.Errorf("the watch cache keeps %d managedFields entries of Deployment %s/web", len(dep.ManagedFields), ns)
+	}
+	for _, rs := range rss {
+		if len(rs.ManagedFields) != 0 {
+			t.Errorf("the watch cache keeps %d managedFields entries of ReplicaSet %s/%s", len(rs.ManagedFields), ns, rs.Name)
+		}
+	}
 
 	k := plan.Key{Kind: "Deployment", Namespace: ns, Name: "web"}
 	if err := c.Delete(ctx, k); err != nil {
