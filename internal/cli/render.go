@@ -23,6 +23,7 @@ type renderOptions struct {
 	out         string
 	push        bool
 	stopSignal  bool
+	monitors    bool
 	lockTimeout time.Duration
 }
 
@@ -49,6 +50,7 @@ func newRenderCmd(g *Globals) *cobra.Command {
 	f.BoolVar(&o.push, "push", false, "build and push the images the registry lacks first")
 	addLockTimeoutFlag(f, &o.lockTimeout)
 	f.BoolVar(&o.stopSignal, "stop-signal", false, "give systemd containers the stop signal SIGRTMIN+3 (needs the cluster's ContainerStopSignals feature)")
+	f.BoolVar(&o.monitors, "service-monitors", false, "make the ServiceMonitors that roles ask for with serviceMonitor (needs the Prometheus Operator's CRD in the cluster)")
 	return cmd
 }
 
@@ -82,7 +84,8 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	objs, err := render.Objects(render.Input{Group: grp, Namespace: ns, Images: images, MachineIDs: ids, StopSignal: o.stopSignal})
+	objs, err := render.Objects(render.Input{Group: grp, Namespace: ns, Images: images, MachineIDs: ids,
+		StopSignal: o.stopSignal, ServiceMonitors: o.monitors})
 	if err != nil {
 		return err
 	}

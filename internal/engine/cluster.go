@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/kube"
@@ -49,6 +50,7 @@ type clusterReader interface {
 	StopSignalSupported(ctx context.Context, ns string) (bool, error)
 	// ServiceIngress is a LoadBalancer Service's addresses: what a node's names point at.
 	ServiceIngress(ctx context.Context, ns, name string) ([]string, error)
+	ServesKind(ctx context.Context, gvk schema.GroupVersionKind) (bool, error)
 }
 
 // dnsServer reads and changes the records of SPEC §7; *dns.Client satisfies it.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -34,6 +35,8 @@ type fakeCluster struct {
 	// released: pods of "slow" images are ready; until then they are not.
 	released bool
 	onCall   func(call string) // called after each change, outside the lock
+	// serves holds the kinds of CRDs the cluster has (ServesKind).
+	serves map[schema.GroupVersionKind]bool
 }
 
 type fakeDeployment struct {
@@ -308,6 +311,12 @@ func (f *fakeCluster) Ping(context.Context) (string, error)                     
 func (f *fakeCluster) RuntimeClassExists(context.Context, string) (bool, error) { return true, nil }
 func (f *fakeCluster) StopSignalSupported(context.Context, string) (bool, error) {
 	return true, nil
+}
+
+func (f *fakeCluster) ServesKind(_ context.Context, gvk schema.GroupVersionKind) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.serves[gvk], nil
 }
 
 func (f *fakeCluster) Namespace(_ context.Context, ns string) (*unstructured.Unstructured, error) {

@@ -104,7 +104,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	}
 	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
 	suspended := isSuspended(doc)
-	desired, err := desiredObjects(t, images, ids, l.stop, suspended)
+	desired, err := desiredObjects(t, images, ids, l.features, suspended)
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +151,10 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
 		return nil, err
 	}
-	if l.stopNote != "" {
-		p.Notes = append(p.Notes, l.stopNote)
+	for _, note := range []string{l.stopNote, l.monitorNote} {
+		if note != "" {
+			p.Notes = append(p.Notes, note)
+		}
 	}
 	if err := e.planDNS(ctx, t, doc, liveByKey, p); err != nil {
 		return nil, err
@@ -166,12 +168,19 @@ type listed struct {
 	live, foreign map[plan.Key]*unstructured.Unstructured
 	ns            *unstructured.Unstructured
 	err           error
-	stop          bool   // systemd pods get SIGRTMIN+3
-	stopNote      string // why not, when they do not
+	features      features
+	stopNote      string // why systemd pods get no SIGRTMIN+3, when they do not
+	monitorNote   string // why roles get no ServiceMonitor, when they do not
 }
 
-// listLive reads the group's live objects, its namespace and whether the cluster honours a
-// pod's stop signal.
+// features are what the cluster supports of what render may make.
+type features struct {
+	stop     bool // systemd pods get SIGRTMIN+3
+	monitors bool // roles that ask get a ServiceMonitor
+}
+
+// listLive reads the group's live objects, its namespace, whether the cluster honours a
+// pod's stop signal and whether it serves ServiceMonitors.
 func (e *Engine) listLive(ctx context.Context, t Target) listed {
 	var l listed
 	l.live, l.foreign, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
@@ -179,19 +188,21 @@ func (e *Engine) listLive(ctx context.Context, t Target) listed {
 		l.ns, l.err = e.o.Kube.Namespace(ctx, t.Namespace)
 	}
 	if l.err == nil {
-		l.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
+		l.features.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
+		l.features.monitors, l.monitorNote, l.err = e.serviceMonitors(ctx, t.Group)
 	}
 	return l
 }
 
 // desiredObjects are the group's objects as apply would apply them: rendered with the images'
 // digests and the machine IDs, every Deployment at 0 while the group is suspended.
-func desiredObjects(t Target, images []plan.Image, ids map[string]string, stop, suspended bool) ([]*unstructured.Unstructured, error) {
+func desiredObjects(t Target, images []plan.Image, ids map[string]string, f features, suspended bool) ([]*unstructured.Unstructured, error) {
 	refs := map[string]string{}
 	for _, im := range images {
 		refs[im.Name] = im.Digest
 	}
-	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids, StopSignal: stop})
+	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids,
+		StopSignal: f.stop, ServiceMonitors: f.monitors})
 	if err != nil {
 		return nil, err
 	}

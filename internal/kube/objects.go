@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,7 +31,15 @@ var ManagedKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "Service"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
+	ServiceMonitorKind,
 }
+
+// ServiceMonitorKind is the Prometheus Operator's ServiceMonitor: a CRD, so a cluster may not
+// serve it, and a list of it then finds nothing (optionalKinds).
+var ServiceMonitorKind = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+
+// optionalKinds are the managed kinds that a cluster may lack.
+var optionalKinds = map[schema.GroupVersionKind]bool{ServiceMonitorKind: true}
 
 // Ping asks the server for its version: the cheapest proof that it is reachable and that the
 // credentials work.
@@ -75,6 +84,9 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan
 	for i, gvk := range ManagedKinds {
 		wg.Go(func() {
 			items, err := c.listRaw(ctx, gvk, ns, selector)
+			if err != nil && optionalKinds[gvk] && meta.IsNoMatchError(err) {
+				return // the cluster lacks the kind, so it holds none of them
+			}
 			if err != nil {
 				errs[i] = fmt.Errorf("list %s in %s: %w", gvk.Kind, ns, err)
 				return

@@ -89,12 +89,14 @@ func testNamespace(t *testing.T, c *kube.Client, prefix string) string {
 func TestDryRunExamples(t *testing.T) {
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by the config fixtures' secrets
 	env := devtest.Env(t)
+	devtest.ServiceMonitorCRD(t, env) // the ServiceMonitors are dry-run too
 	c, w := client(t, env.Kubeconfig)
 	files := map[string]string{
 		"hello": "../../examples/hello/slipway.yaml", "full": "../../examples/full/slipway.yaml",
 		"labels": "testdata/workload/labels.yaml", "placement": "testdata/workload/placement.yaml",
 		"disruption": "testdata/workload/disruption.yaml", "probes": "testdata/workload/probes.yaml",
 		"config": "testdata/workload/config.yaml", "role-config": "testdata/workload/role-config.yaml",
+		"servicemonitor": "testdata/workload/servicemonitor.yaml",
 	}
 	for example, file := range files {
 		t.Run(example, func(t *testing.T) {
@@ -108,6 +110,7 @@ func TestDryRunExamples(t *testing.T) {
 				in := fakeInput(g)
 				in.Namespace = testNamespace(t, c, "render-dry-"+example)
 				in.StopSignal = stop
+				in.ServiceMonitors = true
 				objs, err := render.Objects(in)
 				if err != nil {
 					t.Fatal(err)

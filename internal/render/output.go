@@ -99,7 +99,7 @@ func FileName(obj Object) string {
 
 // ownFile matches the files WritePackage writes, so it can remove those of objects that left
 // the group without touching anything else in the directory.
-var ownFile = regexp.MustCompile(`^(namespace|networkpolicy|serviceaccount|persistentvolumeclaim|service|deployment)-[a-z0-9.-]+\.yaml$`)
+var ownFile = regexp.MustCompile(`^(namespace|networkpolicy|serviceaccount|persistentvolumeclaim|configmap|secret|service|deployment|poddisruptionbudget|servicemonitor)-[a-z0-9.-]+\.yaml$`)
 
 const kustomizationHeader = "# Written by slipway render; `kubectl apply -k` this directory. Do not edit: render again.\n"
 

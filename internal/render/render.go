@@ -57,12 +57,14 @@ type Input struct {
 	// StopSignal sets SIGRTMIN+3 as the stop signal of systemd containers. It needs the
 	// ContainerStopSignals feature gate of the cluster, so it is off unless the caller knows.
 	StopSignal bool
+	// ServiceMonitors makes the ServiceMonitors roles ask for. The kind is a CRD of the
+	// Prometheus Operator, so it is off unless the caller knows the cluster has it.
+	ServiceMonitors bool
 }
 
 // Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
 // (default-deny first), ServiceAccounts, PersistentVolumeClaims, ConfigMaps and Secrets,
-// Services, Deployments,
-// PodDisruptionBudgets.
+// Services, Deployments, PodDisruptionBudgets, ServiceMonitors.
 // Within a kind, objects follow the nodes by name, a node before its roles by name.
 func Objects(in Input) ([]Object, error) {
 	g := in.Group
@@ -83,7 +85,7 @@ func Objects(in Input) ([]Object, error) {
 		return nil, err
 	}
 
-	var policies, accounts, claims, configs, services, deployments, budgets []Object
+	var policies, accounts, claims, configs, services, deployments, budgets, monitors []Object
 	policies = append(policies, r.defaultDeny())
 	for _, n := range g.Nodes {
 		policies = append(policies, r.nodePolicy(n))
@@ -109,10 +111,11 @@ func Objects(in Input) ([]Object, error) {
 			deployments = append(deployments, r.roleDeployment(n, role))
 		}
 		budgets = append(budgets, r.budgets(n)...)
+		monitors = append(monitors, r.serviceMonitors(n)...)
 	}
-	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(configs)+len(services)+len(deployments)+len(budgets))
+	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(configs)+len(services)+len(deployments)+len(budgets)+len(monitors))
 	out = append(out, r.namespace())
-	for _, list := range [][]Object{policies, accounts, claims, configs, services, deployments, budgets} {
+	for _, list := range [][]Object{policies, accounts, claims, configs, services, deployments, budgets, monitors} {
 		out = append(out, list...)
 	}
 	return out, nil

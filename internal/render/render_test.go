@@ -78,6 +78,7 @@ func TestGolden(t *testing.T) {
 		{"firewall reach", "testdata/firewall/reach.yaml", "testdata/firewall/reach.golden.yaml", false},
 		{"secrets and config", "testdata/workload/config.yaml", "testdata/workload/config.golden.yaml", false},
 		{"a role's own env, config and secrets", "testdata/workload/role-config.yaml", "testdata/workload/role-config.golden.yaml", false},
+		{"service monitor", "testdata/workload/servicemonitor.yaml", "testdata/workload/servicemonitor.golden.yaml", false},
 	}
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by config.yaml's secret
 	for _, tt := range tests {
@@ -88,6 +89,7 @@ func TestGolden(t *testing.T) {
 			}
 			in := fakeInput(g)
 			in.StopSignal = tt.stopSignal
+			in.ServiceMonitors = strings.Contains(tt.file, "servicemonitor") || strings.Contains(tt.file, "examples/full")
 			objs, err := render.Objects(in)
 			if err != nil {
 				t.Fatal(err)

@@ -57,10 +57,16 @@ func (r *renderer) roleService(n *spec.Node, role *spec.Role) *corev1.Service {
 	}
 }
 
+// metricsService is a role's headless metrics Service; a role with serviceMonitor labels it
+// for its ServiceMonitor's selector (its other Service has the same labels otherwise).
 func (r *renderer) metricsService(n *spec.Node, role *spec.Role) *corev1.Service {
+	labels := r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)
+	if role.ServiceMonitor {
+		labels[spec.LabelMetrics] = "true"
+	}
 	return &corev1.Service{
 		TypeMeta:   svcTypeMeta,
-		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
+		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), labels),
 		Spec: corev1.ServiceSpec{
 			Type:      corev1.ServiceTypeClusterIP,
 			ClusterIP: corev1.ClusterIPNone,

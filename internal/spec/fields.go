@@ -44,7 +44,7 @@ var (
 	egressFields        = fields(leaf("cidr"), leaf("namespace"), leaf("pods"), leaf("ports"))
 
 	roleFields = fields(
-		leaf("replicas"), leaf("ports"), leaf("metrics"), sub("service", serviceFields),
+		leaf("replicas"), leaf("ports"), leaf("metrics"), leaf("serviceMonitor"), sub("service", serviceFields),
 		// A role's own workload fields; without them it takes the node's (SPEC §3a).
 		leaf("labels"), leaf("annotations"), same("placement", placementFields),
 		same("disruption", disruptionFields), same("probes", probesFields),

@@ -38,6 +38,14 @@ func (d *decoder) role(n *yaml.Node, path, nodeName, roleName string) (*Role, ro
 			r.Metrics = &p
 		}
 	}
+	if v := m["serviceMonitor"]; v != nil {
+		if b, ok := d.boolean(v, path+".serviceMonitor"); ok {
+			if b && m["metrics"] == nil {
+				d.errAt(deref(v), path+".serviceMonitor", "needs metrics: a ServiceMonitor scrapes the metrics Service")
+			}
+			r.ServiceMonitor = b
+		}
+	}
 	if v := m["service"]; v != nil {
 		sp := path + ".service"
 		sm, ok := d.mapping(v, sp, serviceFields)

@@ -164,3 +164,24 @@ func sorted(s []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestParseInvalidServiceMonitor: serviceMonitor is a boolean and needs the role's metrics.
+func TestParseInvalidServiceMonitor(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want []string
+	}{
+		{"without metrics", web(
+			"    roles:",
+			"      worker: {serviceMonitor: true}",
+		), []string{`slipway.yaml:6: nodes.web.roles.worker.serviceMonitor: needs metrics: a ServiceMonitor scrapes the metrics Service`}},
+		{"not a boolean", web(
+			"    roles:",
+			"      worker: {metrics: 9101, serviceMonitor: yes please}",
+		), []string{`slipway.yaml:6: nodes.web.roles.worker.serviceMonitor: must be true or false, not a string`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErrors(t, tt.file, tt.want) })
+	}
+}

@@ -178,8 +178,11 @@ type Role struct {
 	Name     string
 	Replicas int32
 	Ports    []Port
-	Metrics  *Port    // nil: no metrics Service
-	Service  *Service // nil: the role runs the node's image with `slipway.role=<role>`
+	Metrics  *Port // nil: no metrics Service
+	// ServiceMonitor asks for a Prometheus Operator ServiceMonitor of the metrics Service,
+	// made where the cluster has its CRD.
+	ServiceMonitor bool
+	Service        *Service // nil: the role runs the node's image with `slipway.role=<role>`
 	// Workload is the role's own, or else the node's (a service role takes only its own
 	// probes: the node's check the node's image). Disruption nil: DefaultDisruption.
 	Workload

@@ -14,6 +14,8 @@ const (
 	LabelName      = "app.kubernetes.io/name"
 	LabelNode      = "slipway.dev/node"
 	LabelRole      = "slipway.dev/role"
+	// LabelMetrics marks a metrics Service that a ServiceMonitor selects.
+	LabelMetrics = "slipway.dev/metrics"
 )
 
 // Names of the objects slipway derives from a group (SPEC §5). render uses these, so a name
@@ -60,6 +62,9 @@ func roleObjects(n *Node, r *Role) []derived {
 		out = append(out,
 			derived{"Service", MetricsObjectName(n.Name, r.Name)},
 			derived{"NetworkPolicy", MetricsObjectName(n.Name, r.Name)})
+	}
+	if r.ServiceMonitor {
+		out = append(out, derived{"ServiceMonitor", MetricsObjectName(n.Name, r.Name)})
 	}
 	return append(out, inputObjects(&r.PodInputs)...)
 }
