@@ -1,6 +1,7 @@
 package devtest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log"
@@ -13,17 +14,21 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/miekg/dns"
+
 	"slipway.dev/slipway/internal/devcluster"
 	"slipway.dev/slipway/internal/kube"
 )
 
 // Proxy is a plain-HTTP reverse proxy on loopback that records every request passing through
 // it: e2e tests and the bench prove a run wrote nothing with it, image tests and the image
-// bench count what reaches the registry.
+// bench count what reaches the registry. DNSProxy makes one in front of a DNS server over TCP,
+// which counts the UPDATEs a run sends.
 type Proxy struct {
-	// URL is where clients reach the proxy: http://127.0.0.1:PORT.
+	// URL is where clients reach the proxy: http://127.0.0.1:PORT (dns://… for DNSProxy).
 	URL string
 	srv *http.Server
+	ln  net.Listener // DNSProxy's
 
 	mu       sync.Mutex
 	requests []Request
@@ -45,7 +50,7 @@ func (r Request) String() string { return r.Method + " " + r.Path }
 // dry runs included.
 func (r Request) Write() bool {
 	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	case http.MethodGet, http.MethodHead, http.MethodOptions, "QUERY":
 		return false
 	}
 	return true
@@ -101,11 +106,17 @@ func RegistryProxy(host string) (*Proxy, error) {
 	return NewProxy(&url.URL{Scheme: "http", Host: host}, nil)
 }
 
-// Host is the proxy's host:port, for clients that take a registry host.
-func (p *Proxy) Host() string { return strings.TrimPrefix(p.URL, "http://") }
+// Host is the proxy's host:port, for clients that take a registry host or a DNS server.
+func (p *Proxy) Host() string { _, h, _ := strings.Cut(p.URL, "://"); return h }
 
 // Close stops the proxy.
-func (p *Proxy) Close() { _ = p.srv.Close() }
+func (p *Proxy) Close() {
+	if p.ln != nil {
+		_ = p.ln.Close()
+		return
+	}
+	_ = p.srv.Close()
+}
 
 func (p *Proxy) record(r *http.Request) {
 	req := Request{Method: r.Method, Path: r.URL.Path, Verb: requestVerb(r), DryRun: r.URL.Query().Get("dryRun") != ""}
@@ -208,4 +219,66 @@ func requestVerb(r *http.Request) string {
 		}
 	}
 	return r.Method
+}
+
+// DNSProxy is a Proxy in front of the DNS server at server (host:port) for DNS over TCP: it
+// forwards every message both ways and records each one a client sends, Method its opcode
+// (QUERY, UPDATE) and Path its question's name (an UPDATE's zone).
+func DNSProxy(server string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("counting dns proxy: %w", err)
+	}
+	p := &Proxy{URL: "dns://" + ln.Addr().String(), ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serveDNS(c, server)
+		}
+	}()
+	return p, nil
+}
+
+// serveDNS copies one client connection to the server and back, recording the client's
+// messages (each is a two-byte length, then the message: RFC 1035 4.2.2).
+func (p *Proxy) serveDNS(c net.Conn, server string) {
+	defer c.Close()
+	s, err := net.Dial("tcp", server)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	go func() { _, _ = io.Copy(c, s) }()
+	for {
+		var n [2]byte
+		if _, err := io.ReadFull(c, n[:]); err != nil {
+			return
+		}
+		msg := make([]byte, binary.BigEndian.Uint16(n[:]))
+		if _, err := io.ReadFull(c, msg); err != nil {
+			return
+		}
+		p.recordDNS(msg)
+		if _, err := s.Write(append(n[:], msg...)); err != nil {
+			return
+		}
+	}
+}
+
+func (p *Proxy) recordDNS(msg []byte) {
+	req := Request{Method: "?"}
+	var m dns.Msg
+	if m.Unpack(msg) == nil {
+		req.Method = dns.OpcodeToString[m.Opcode]
+		if len(m.Question) > 0 {
+			req.Path = m.Question[0].Name
+		}
+	}
+	req.Verb = req.Method
+	p.mu.Lock()
+	p.requests = append(p.requests, req)
+	p.mu.Unlock()
 }
