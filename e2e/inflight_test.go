@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -70,15 +71,14 @@ func (g *inflight) start(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// waitFor polls cond until it holds, failing the test at ctx's end.
+// waitFor waits for cond until ctx's deadline, failing the test then.
 func (g *inflight) waitFor(ctx context.Context, what string, cond func() bool) {
 	g.t.Helper()
-	for !cond() {
-		if ctx.Err() != nil {
-			g.t.Fatalf("%s: not within the deadline", what)
-		}
-		time.Sleep(100 * time.Millisecond)
+	limit := time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		limit = time.Until(d)
 	}
+	devtest.WaitFor(g.t, limit, what, func() (bool, string) { return cond(), "not yet" })
 }
 
 // neverReadyLive reports whether the solo Deployment has the never-ready template.

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
 )
 
 // tinyGroup is the group of issue 11: one node solo, ready on tcp 8080, published.
@@ -291,13 +293,10 @@ func TestTerminatingNamespace(t *testing.T) {
 	}
 	// Once the namespace controller removed the group's objects, plan would create them all,
 	// and the API server forbids every create in the namespace.
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(g.groupObjects(g.Name)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the group's objects are still there 2m after their namespace's deletion: %v", g.groupObjects(g.Name))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	devtest.WaitFor(t, 2*time.Minute, "the group's objects gone after their namespace's deletion", func() (bool, string) {
+		objs := g.groupObjects(g.Name)
+		return len(objs) == 0, fmt.Sprint(objs)
+	})
 	for _, args := range [][]string{{"plan"}, {"plan", "-o", "json"}} {
 		r := g.MustRun(0, args...)
 		if strings.Contains(r.Stdout, "No changes.") || strings.Contains(r.Stderr, "forbidden") ||

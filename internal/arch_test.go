@@ -1,3 +1,5 @@
+// Package internal_test holds the checks of internal/ as a whole: the import table of each
+// package (arch_test.go) and the constants written once (onedef_test.go).
 package internal_test
 
 import (
@@ -26,10 +28,11 @@ var allowed = map[string][]string{
 	"plan":       {"spec"},
 	"status":     {"event"},
 	"ui":         {"event", "plan", "spec", "status"},
-	"image":      {"event"},
+	"parallel":   {},
+	"image":      {"event", "parallel"},
 	"kube":       {"plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "spec"},
-	"engine":     {"dns", "event", "image", "kube", "plan", "render", "spec", "state", "status"},
+	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "status"},
 	"devcluster": {},
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
@@ -43,7 +46,7 @@ var clientGo = []string{"kube"}
 
 // pure are the packages that compute or print and never talk to a cluster: they must not
 // depend on client-go, even through another package.
-var pure = []string{"event", "spec", "render", "plan", "status", "ui"}
+var pure = []string{"event", "parallel", "spec", "render", "plan", "status", "ui"}
 
 func goCmd(t *testing.T, args ...string) string {
 	t.Helper()
