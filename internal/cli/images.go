@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/ui"
 )
 
 func init() { register(newImagesCmd) }
@@ -158,8 +156,8 @@ func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	p := &pushPrinter{w: stderr, json: g.Output == "json"}
-	results, err := image.PushAll(ctx, image.NewBuilder(opts), pub, imageJobs(grp, opts.Registry, ns), g.Parallelism, p.event)
+	results, err := image.PushAll(ctx, image.NewBuilder(opts), pub, imageJobs(grp, opts.Registry, ns), g.Parallelism,
+		ui.ImageEvents(stderr, g.Output == "json"))
 	if err != nil {
 		return err
 	}
@@ -182,47 +180,4 @@ func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error
 		fmt.Fprintln(stdout, r.Digest.String())
 	}
 	return nil
-}
-
-// pushPrinter writes push events on stderr as timestamped lines (or JSON lines with -o json);
-// the publisher has thinned the progress already (image.ProgressEvery).
-type pushPrinter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	json bool
-}
-
-func (p *pushPrinter) event(e event.Image) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.json {
-		_ = json.NewEncoder(p.w).Encode(e)
-		return
-	}
-	var msg string
-	switch e.Kind {
-	case event.ImageBuilt:
-		msg = "built " + e.Ref
-	case event.ImageWarning:
-		msg = "warning: " + e.Message
-	case event.ImageExists:
-		msg = "in the registry already: " + e.Digest
-	case event.ImageProgress:
-		msg = fmt.Sprintf("pushing %s of %s", size(e.Done), size(e.Total))
-	case event.ImagePushed:
-		msg = "pushed " + e.Digest
-	default:
-		msg = string(e.Kind)
-	}
-	fmt.Fprintf(p.w, "%s image %s: %s\n", time.Now().Format("15:04:05"), e.Name, msg)
-}
-
-func size(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -142,7 +143,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	}
 	defer r.w.Stop()
 	e.runNodes(ctx, r, steps.Nodes, failed)
-	forEach(ctx, e.o.Parallelism, steps.After, func(st plan.Step) {
+	parallel.ForEach(e.o.Parallelism, steps.After, func(st plan.Step) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -239,7 +240,7 @@ func splitNew(r *run, nodes []plan.NodeSteps) (fresh, others []plan.NodeSteps) {
 
 // runNodesOf runs the steps of nodes, parallelism at a time.
 func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps, parallelism int, failed *failures) {
-	forEach(ctx, parallelism, nodes, func(ns plan.NodeSteps) {
+	parallel.ForEach(parallelism, nodes, func(ns plan.NodeSteps) {
 		if ctx.Err() != nil {
 			// Interrupted: nodes not started stay as they are; the next apply converges.
 			failed.set(ns.Node, fmt.Errorf("not started: %w", ctx.Err()))

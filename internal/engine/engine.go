@@ -7,7 +7,6 @@
 package engine
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -94,20 +93,6 @@ func (e *Engine) rolloutLimit(n *spec.Node) time.Duration {
 		return n.RolloutTimeout
 	}
 	return spec.DefaultRolloutTimeout
-}
-
-// forEach runs f for every item, Parallelism at a time, and waits.
-func forEach[T any](ctx context.Context, parallelism int, items []T, f func(T)) {
-	sem := make(chan struct{}, parallelism)
-	var wg sync.WaitGroup
-	for _, it := range items {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			f(it)
-		})
-	}
-	wg.Wait()
 }
 
 // SetEmit replaces the event sink (the CLI swaps printers between plan and apply).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 )
 
@@ -26,7 +27,7 @@ func (e *Engine) Images(ctx context.Context, t Target, push bool) (map[string]st
 	}
 	errs := make([]error, len(missing))
 	if push {
-		forEach(ctx, e.o.Parallelism, indexes(len(missing)), func(i int) {
+		parallel.ForEach(e.o.Parallelism, parallel.Indexes(len(missing)), func(i int) {
 			im := missing[i]
 			errs[i] = e.push(ctx, plan.Step{Kind: plan.StepPush, Node: im.Node, ImageName: im.Name, Image: im.Tag}, im.Digest)
 		})
@@ -43,13 +44,4 @@ func (e *Engine) Images(ctx context.Context, t Target, push bool) (map[string]st
 		out[im.Name] = im.Digest
 	}
 	return out, nil
-}
-
-// indexes returns 0, 1, …, n-1: the items of a forEach over slices filled by position.
-func indexes(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }

@@ -12,6 +12,7 @@ import (
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
@@ -264,7 +265,7 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 	var mu sync.Mutex
 	// Mostly a HEAD request each, and a hashing pass over a rootfs: more at a time than the
 	// nodes an apply rolls out.
-	forEach(ctx, max(e.o.Parallelism, 32), indexes(len(t.Jobs)), func(i int) {
+	parallel.ForEach(max(e.o.Parallelism, 32), parallel.Indexes(len(t.Jobs)), func(i int) {
 		job := t.Jobs[i]
 		img, ref, warnings, err := image.BuildTagged(ctx, e.o.Builder, job)
 		for _, w := range warnings {
@@ -358,7 +359,7 @@ type dryRuns struct {
 // run dry-runs objs and returns those the server refused.
 func (dr *dryRuns) run(ctx context.Context, objs []*unstructured.Unstructured) map[*unstructured.Unstructured]bool {
 	refused := map[*unstructured.Unstructured]bool{}
-	forEach(ctx, max(dr.e.o.Parallelism, 8), objs, func(d *unstructured.Unstructured) {
+	parallel.ForEach(max(dr.e.o.Parallelism, 8), objs, func(d *unstructured.Unstructured) {
 		out, err := dr.e.o.Kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
 		dr.mu.Lock()
 		defer dr.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 )
 
@@ -20,7 +21,7 @@ func (e *Engine) pushAll(ctx context.Context, p *plan.Plan, steps *plan.Steps, f
 			}
 		}
 	}
-	forEach(ctx, max(e.o.NewNodes, e.o.Parallelism), pushes, func(st plan.Step) {
+	parallel.ForEach(max(e.o.NewNodes, e.o.Parallelism), pushes, func(st plan.Step) {
 		if err := e.push(ctx, st, planDigest(p, st.ImageName)); err != nil {
 			failed.add(st.Node, err)
 			e.emit(event.Event{Node: st.Node, Phase: event.PhaseFailed, Message: err.Error()})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -148,11 +149,7 @@ func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t
 		byNode[tg.node] = append(byNode[tg.node], tg)
 	}
 	errs := make([]error, len(nodes))
-	idx := make([]int, len(nodes))
-	for i := range idx {
-		idx[i] = i
-	}
-	forEach(ctx, e.o.Parallelism, idx, func(i int) {
+	parallel.ForEach(e.o.Parallelism, parallel.Indexes(len(nodes)), func(i int) {
 		err := e.resumeNode(ctx, rec, w, t, nodes[i], byNode[nodes[i]])
 		if err == nil {
 			err = e.resumeDNS(ctx, t, rec, nodes[i])

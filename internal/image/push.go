@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/parallel"
 )
 
 // Job is one image to build and push.
@@ -87,34 +87,19 @@ func Push(ctx context.Context, b Builder, p Publisher, job Job, emit func(event.
 // order of jobs. The first failure cancels the jobs still running and is returned, joined with
 // any others that failed meanwhile. emit must be safe for concurrent use.
 func PushAll(ctx context.Context, b Builder, p Publisher, jobs []Job, parallelism int, emit func(event.Image)) ([]Result, error) {
-	if parallelism < 1 {
-		parallelism = 1
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make([]Result, len(jobs))
 	errs := make([]error, len(jobs))
-	sem := make(chan struct{}, parallelism)
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
+	parallel.ForEach(parallelism, parallel.Indexes(len(jobs)), func(i int) {
 		if ctx.Err() != nil {
-			break
+			return // another failed, or the caller's context ended: not started
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i], errs[i] = Push(ctx, b, p, job, emit)
-			if errs[i] != nil {
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
+		results[i], errs[i] = Push(ctx, b, p, jobs[i], emit)
+		if errs[i] != nil {
+			cancel()
+		}
+	})
 	var failed, cancelled []error
 	for _, err := range errs {
 		switch {

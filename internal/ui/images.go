@@ -1,0 +1,43 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"slipway.dev/slipway/internal/event"
+)
+
+// ImageEvents returns the printer of `images push`'s events on w: a timestamped line each, or
+// with asJSON a JSON line each (docs/json.md). The publisher has thinned the progress already.
+// The printer is safe for concurrent use.
+func ImageEvents(w io.Writer, asJSON bool) func(event.Image) {
+	var mu sync.Mutex
+	return func(e event.Image) {
+		mu.Lock()
+		defer mu.Unlock()
+		if asJSON {
+			_ = json.NewEncoder(w).Encode(e)
+			return
+		}
+		fmt.Fprintf(w, "%s image %s: %s\n", time.Now().Format("15:04:05"), e.Name, imageLine(e))
+	}
+}
+
+func imageLine(e event.Image) string {
+	switch e.Kind {
+	case event.ImageBuilt:
+		return "built " + e.Ref
+	case event.ImageWarning:
+		return "warning: " + e.Message
+	case event.ImageExists:
+		return "in the registry already: " + e.Digest
+	case event.ImageProgress:
+		return fmt.Sprintf("pushing %s of %s", size(e.Done), size(e.Total))
+	case event.ImagePushed:
+		return "pushed " + e.Digest
+	}
+	return string(e.Kind)
+}
