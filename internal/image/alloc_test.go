@@ -1,6 +1,7 @@
 package image
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"path/filepath"
@@ -40,5 +41,22 @@ func TestHashingPassAllocatesLittle(t *testing.T) {
 	perPass := (after.TotalAlloc - before.TotalAlloc) / passes
 	if limit := uint64(64 << 10); perPass > limit {
 		t.Errorf("a hashing pass of a 2-file rootfs allocates %d bytes, want at most %d", perPass, limit)
+	}
+}
+
+// A plan hashes 32 trees at a time, each pass holding a pooled buffer: their size is part of
+// a plan's peak memory, 32 MiB at 1 MiB each (issue 17). The copy buffers likewise.
+func TestHashingBuffersAreSmall(t *testing.T) {
+	bw := hashBuffers.Get().(*bufio.Writer)
+	defer hashBuffers.Put(bw)
+	cb := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(cb)
+	for _, tc := range []struct {
+		name string
+		size int
+	}{{"hashing buffer", bw.Size()}, {"copy buffer", len(*cb)}} {
+		if tc.size > 64<<10 {
+			t.Errorf("%s of %d bytes, want at most 64 KiB", tc.name, tc.size)
+		}
 	}
 }

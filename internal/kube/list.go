@@ -47,6 +47,7 @@ func (c *Client) listRaw(ctx context.Context, gvk schema.GroupVersionKind, ns, s
 }
 
 // decodeList decodes the items of a LIST response, each given gvk (a list's items carry none).
+// raw is consumed: its bytes are reused.
 func decodeList(raw []byte, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	var list struct {
 		Items []map[string]any `json:"items"`

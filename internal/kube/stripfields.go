@@ -6,7 +6,8 @@ import "bytes"
 var managedFieldsKey = []byte(`"managedFields":`)
 
 // withoutManagedFields returns the JSON document raw without any object member named
-// managedFields, and whether it found one to drop; raw is not changed.
+// managedFields, and whether it found one to drop. It works in place: raw's bytes are
+// reused (the output never runs ahead of the input).
 //
 // A LIST's managed-fields records are about half of its bytes and more than half of what
 // decoding it allocates (maps of "f:…" keys, one per field per manager), and nothing reads
@@ -18,7 +19,7 @@ func withoutManagedFields(raw []byte) ([]byte, bool) {
 	if !bytes.Contains(raw, managedFieldsKey) {
 		return raw, false
 	}
-	out := make([]byte, 0, len(raw))
+	out := raw[:0]
 	found := false
 	i := 0
 	for i < len(raw) {
