@@ -64,7 +64,8 @@ type Input struct {
 
 // Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
 // (default-deny first), ServiceAccounts, PersistentVolumeClaims, ConfigMaps and Secrets,
-// Services, Deployments, PodDisruptionBudgets, ServiceMonitors.
+// Services, the routes of nodes behind the Gateway (TLSRoute, HTTPRoute), Deployments,
+// PodDisruptionBudgets, ServiceMonitors.
 // Within a kind, objects follow the nodes by name, a node before its roles by name.
 func Objects(in Input) ([]Object, error) {
 	g := in.Group
@@ -85,14 +86,17 @@ func Objects(in Input) ([]Object, error) {
 		return nil, err
 	}
 
-	var policies, accounts, claims, configs, services, deployments, budgets, monitors []Object
+	var policies, accounts, claims, configs, services, routes, deployments, budgets, monitors []Object
 	policies = append(policies, r.defaultDeny())
 	for _, n := range g.Nodes {
 		policies = append(policies, r.nodePolicy(n))
 		accounts = append(accounts, r.serviceAccount(n))
 		claims = append(claims, r.claim(n))
 		configs = append(configs, r.configObjects(n)...)
-		if ports := n.Firewall.LoadBalancerPorts(); len(ports) > 0 {
+		if ports := n.Firewall.LoadBalancerPorts(); g.AddressModeOf(n) == spec.BehindGateway {
+			services = append(services, r.gatewayService(n, ports))
+			routes = append(routes, r.routes(n)...)
+		} else if len(ports) > 0 {
 			services = append(services, r.nodeService(n, ports))
 		}
 		deployments = append(deployments, r.nodeDeployment(n))
@@ -113,9 +117,9 @@ func Objects(in Input) ([]Object, error) {
 		budgets = append(budgets, r.budgets(n)...)
 		monitors = append(monitors, r.serviceMonitors(n)...)
 	}
-	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(configs)+len(services)+len(deployments)+len(budgets)+len(monitors))
+	out := make([]Object, 0, 1+len(policies)+len(accounts)+len(claims)+len(configs)+len(services)+len(routes)+len(deployments)+len(budgets)+len(monitors))
 	out = append(out, r.namespace())
-	for _, list := range [][]Object{policies, accounts, claims, configs, services, deployments, budgets, monitors} {
+	for _, list := range [][]Object{policies, accounts, claims, configs, services, routes, deployments, budgets, monitors} {
 		out = append(out, list...)
 	}
 	return out, nil

@@ -70,6 +70,7 @@ func TestGolden(t *testing.T) {
 		{"fixture with stop signal", "testdata/group/slipway.yaml", "testdata/group-stopsignal.golden.yaml", true},
 		{"example hello", "../../examples/hello/slipway.yaml", "testdata/hello.golden.yaml", false},
 		{"example full", "../../examples/full/slipway.yaml", "testdata/full.golden.yaml", false},
+		{"example publish", "../../examples/publish/slipway.yaml", "testdata/publish.golden.yaml", false},
 		{"labels and annotations", "testdata/workload/labels.yaml", "testdata/workload/labels.golden.yaml", false},
 		{"placement", "testdata/workload/placement.yaml", "testdata/workload/placement.golden.yaml", false},
 		{"disruption", "testdata/workload/disruption.yaml", "testdata/workload/disruption.golden.yaml", false},
@@ -81,6 +82,11 @@ func TestGolden(t *testing.T) {
 		{"service monitor", "testdata/workload/servicemonitor.yaml", "testdata/workload/servicemonitor.golden.yaml", false},
 	}
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by config.yaml's secret
+	// The publish example: a TSIG secret to load, and the dev environment's Gateway.
+	t.Setenv(spec.EnvTSIGSecret, "bm90IGEga2V5")
+	t.Setenv(spec.EnvTSIGSecretFile, "")
+	t.Setenv(spec.EnvGateway, "slipway-dev/public")
+	t.Setenv(spec.EnvDNSServer, "")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := spec.Load(tt.file)
