@@ -310,6 +310,12 @@ func (e *Engine) runStep(ctx context.Context, nr *nodeRun, st plan.Step) error {
 		return e.retireDNS(ctx, nr.run, st)
 	case plan.StepPublishDNS:
 		return e.publishDNS(ctx, nr, st)
+	case plan.StepAwaitAddress:
+		return e.awaitAddress(ctx, nr, st)
+	case plan.StepAwaitAccepted:
+		return e.awaitAccepted(ctx, nr, st)
+	case plan.StepAwaitResolved:
+		return e.awaitResolved(ctx, nr, st)
 	}
 	return fmt.Errorf("step %s of node %s: no executor for it here", st.Kind, st.Node)
 }

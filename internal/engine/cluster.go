@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/kube"
@@ -61,11 +62,21 @@ type dnsServer interface {
 
 var _ dnsServer = (*dns.Client)(nil)
 
+// publisher reads the Gateway and waits for what the address lane needs (SPEC §7): routes
+// accepted and resolved by the Gateway's controller, a Service's load-balancer address. The
+// waits end when done says so or ctx ends (the caller's limit).
+type publisher interface {
+	Gateway(ctx context.Context, ns, name string) (*gwv1.Gateway, *gwv1.GatewayClass, error)
+	WaitRoute(ctx context.Context, k plan.Key, done func(generation int64, st gwv1.RouteStatus) (bool, error)) error
+	WaitService(ctx context.Context, ns, name string, done func(*corev1.Service) bool) error
+}
+
 // Cluster is every call the engine makes to Kubernetes.
 type Cluster interface {
 	objectWriter
 	rolloutWatcher
 	clusterReader
+	publisher
 	DeleteNamespaceAndWait(ctx context.Context, ns string) error
 }
 

@@ -19,15 +19,12 @@ func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, liv
 	if t.Group.Publish == nil {
 		return nil // no server to read: the records of a removed publish: stay as they are
 	}
+	// The address lane's (publishPlan): the Gateway's for a node behind it, else the
+	// node's load-balancer ingress.
 	addrs := map[string][]string{}
-	for _, n := range t.Group.Nodes {
-		if len(n.PublishedNames) == 0 {
-			continue
-		}
-		if svc := live[plan.Key{Kind: "Service", Namespace: t.Namespace, Name: n.Name}]; svc != nil {
-			if a := ingressOf(svc); len(a) > 0 {
-				addrs[n.Name] = a
-			}
+	for node, a := range p.Addresses {
+		if len(a) > 0 {
+			addrs[node] = a
 		}
 	}
 	items := append(wantedDNS(t.Group, p.Suspended, addrs), recordedDNS(doc, nil)...)

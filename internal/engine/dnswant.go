@@ -135,7 +135,13 @@ func (e *Engine) dnsOwner(ctx context.Context, t Target) (string, error) {
 	return dns.Owner(t.Group.Name, t.Namespace, string(ks.GetUID())), nil
 }
 
-// nodeAddress is the address node's names point at: its LoadBalancer Service's ingress.
+// nodeAddress is the address node's names point at: the Gateway's for a node behind it, else
+// its LoadBalancer Service's ingress.
 func (e *Engine) nodeAddress(ctx context.Context, t Target, node string) ([]string, error) {
+	if n := t.Group.Node(node); n != nil && t.Group.AddressModeOf(n) == spec.BehindGateway {
+		ref := t.Group.Publish.Gateway
+		gw, _, err := e.o.Kube.Gateway(ctx, ref.Namespace, ref.Name)
+		return gatewayAddresses(gw), err
+	}
 	return e.o.Kube.ServiceIngress(ctx, t.Namespace, node)
 }

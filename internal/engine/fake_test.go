@@ -37,6 +37,7 @@ type fakeCluster struct {
 	onCall   func(call string) // called after each change, outside the lock
 	// serves holds the kinds of CRDs the cluster has (ServesKind).
 	serves map[schema.GroupVersionKind]bool
+	pub    fakePublish // the Gateway, its controller and the load balancer (fakepublish_test.go)
 }
 
 type fakeDeployment struct {

@@ -103,6 +103,10 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err := checkReferences(t.Group, t.Namespace, l.live, l.foreign); err != nil {
 		return nil, err
 	}
+	addrs, err := e.publishPlan(ctx, t, l)
+	if err != nil {
+		return nil, err
+	}
 	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
 	suspended := isSuspended(doc)
 	desired, err := desiredObjects(t, images, ids, l.features, suspended)
@@ -149,6 +153,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		}
 	}
 	p := plan.Compute(in)
+	p.Addresses = addrs
 	if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
 		return nil, err
 	}
@@ -319,15 +324,20 @@ func nodeOfJob(g *spec.Group, name string) string {
 // one per shape (see dryRunGroups).
 func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured, newNS string, forApply bool) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
 	var todo []*unstructured.Unstructured
+	immutable := map[plan.Key]string{}
 	for _, d := range desired {
 		if foreign[plan.KeyOf(d)] != nil {
 			continue // not slipway's: the plan shows a conflict, apply refuses it
+		}
+		if why := serviceTypeChange(d, live[plan.KeyOf(d)]); why != "" {
+			immutable[plan.KeyOf(d)] = why
+			continue
 		}
 		if l := live[plan.KeyOf(d)]; l == nil || !plan.Subset(d.Object, l.Object) {
 			todo = append(todo, d)
 		}
 	}
-	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: map[plan.Key]string{}}
+	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: immutable}
 	if !forApply || newNS == "" {
 		dr.run(ctx, todo)
 		return dr.dry, dr.immutable, errors.Join(dr.errs...)

@@ -15,7 +15,7 @@ func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) erro
 	addr := nr.address
 	if len(addr) == 0 {
 		var err error
-		if addr, err = e.awaitAddress(ctx, nr.t, st.Node); err != nil {
+		if addr, err = e.pollAddress(ctx, nr.t, st.Node); err != nil {
 			return err
 		}
 	}
@@ -44,9 +44,10 @@ func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) erro
 	return e.syncDNS(ctx, nr.t, nr.rec, items)
 }
 
-// awaitAddress waits up to the group's addressTimeout for the node's address: a load
-// balancer gives it some time after the Service is made.
-func (e *Engine) awaitAddress(ctx context.Context, t Target, node string) ([]string, error) {
+// pollAddress waits up to the group's addressTimeout for the node's address, when no step of
+// the address lane ran in this run (a node with only records to publish): a load balancer
+// gives it some time after the Service is made.
+func (e *Engine) pollAddress(ctx context.Context, t Target, node string) ([]string, error) {
 	deadline := time.Now().Add(t.Group.Publish.AddressTimeout)
 	for {
 		addr, err := e.nodeAddress(ctx, t, node)

@@ -37,6 +37,10 @@ type Client struct {
 	mapperOnce sync.Once
 	mapper     meta.RESTMapper
 	mapperErr  error
+
+	gatewayOnce sync.Once // the Gateway API client, made on first use (gateway.go)
+	gateway     gatewayAPI
+	gatewayErr  error
 }
 
 // New connects to the cluster of the kubeconfig file at path (context "" = its current

@@ -29,6 +29,10 @@ var ManagedKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "ConfigMap"},
 	{Version: "v1", Kind: "Secret"},
 	{Version: "v1", Kind: "Service"},
+	// The routes of nodes behind the Gateway (SPEC §7); a cluster without the Gateway API
+	// has none to list.
+	TLSRouteKind,
+	HTTPRouteKind,
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
 	ServiceMonitorKind,
@@ -38,8 +42,14 @@ var ManagedKinds = []schema.GroupVersionKind{
 // serve it, and a list of it then finds nothing (optionalKinds).
 var ServiceMonitorKind = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
 
+// The Gateway API routes of nodes behind the Gateway (SPEC §7): CRDs too.
+var (
+	TLSRouteKind  = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "TLSRoute"}
+	HTTPRouteKind = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}
+)
+
 // optionalKinds are the managed kinds that a cluster may lack.
-var optionalKinds = map[schema.GroupVersionKind]bool{ServiceMonitorKind: true}
+var optionalKinds = map[schema.GroupVersionKind]bool{ServiceMonitorKind: true, TLSRouteKind: true, HTTPRouteKind: true}
 
 // Ping asks the server for its version: the cheapest proof that it is reachable and that the
 // credentials work.

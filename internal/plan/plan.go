@@ -119,6 +119,11 @@ type Plan struct {
 	// Notes are things the operator should know that change nothing (a feature the cluster
 	// lacks, what destroy removes besides objects).
 	Notes []string `json:"notes,omitempty"`
+	// Addresses maps each published node to the addresses its names point at (IPs or host
+	// names): a node behind the Gateway has the Gateway's, any other its Service's
+	// load-balancer ingress; none while it is not known (the Service has none yet). Nil
+	// without `publish:` (SPEC §7).
+	Addresses map[string][]string `json:"addresses,omitempty"`
 	// MachineIDs of every node and role (<node>/<role>), new ones made by this plan.
 	MachineIDs map[string]string `json:"machineIDs,omitempty"`
 	// Desired holds the rendered objects apply will apply, in apply order, so that a saved

@@ -42,6 +42,15 @@ const (
 	// StepPublishDNS publishes the node's names at its address, once it is known, after its
 	// rollout; on the mail relay, the zone's mail records too. One UPDATE per changed set.
 	StepPublishDNS StepKind = "publish-dns"
+	// StepAwaitAddress waits within Limit for the load-balancer address of the node's Service
+	// (Object), before its rollout: a node with its own address (SPEC §7).
+	StepAwaitAddress StepKind = "await-address"
+	// StepAwaitAccepted waits within Limit for the Gateway's controller to accept each route
+	// (Objects) at its current generation, before the rollout: a node behind the Gateway.
+	StepAwaitAccepted StepKind = "await-accepted"
+	// StepAwaitResolved waits within Limit for each route's references to resolve, after the
+	// rollout: a controller may hold a backend without a ready endpoint as unresolved.
+	StepAwaitResolved StepKind = "await-resolved"
 )
 
 // Rollback is where a failed rollout goes back to.
@@ -174,7 +183,7 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 		ns := NodeSteps{Node: n.Name}
 		// A node with an object being deleted by someone else fails without a step.
 		if p.NodeBlocked(n.Name) == nil {
-			ns.Steps = nodeSteps(p, n, limit(n))
+			ns.Steps = nodeSteps(p, g, n, limit(n))
 		}
 		s.Nodes = append(s.Nodes, ns)
 	}
@@ -193,7 +202,7 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 }
 
 // nodeSteps are the steps of one node of the group file (SPEC §6 steps 1–8).
-func nodeSteps(p *Plan, n *spec.Node, limit time.Duration) []Step {
+func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration) []Step {
 	var out []Step
 	for _, im := range p.Images {
 		if im.Node == n.Name && im.Push {
@@ -208,7 +217,7 @@ func nodeSteps(p *Plan, n *spec.Node, limit time.Duration) []Step {
 		out = append(out, Step{Kind: StepRetireDNS, Node: n.Name, Records: rs})
 	}
 	if len(np.Changes) > 0 {
-		out = append(out, objectSteps(p, n, np, limit)...)
+		out = append(out, objectSteps(p, g, n, np, limit)...)
 	}
 	if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Create || r.Action == Update }); len(rs) > 0 {
 		out = append(out, Step{Kind: StepPublishDNS, Node: n.Name, Records: rs})
@@ -218,7 +227,7 @@ func nodeSteps(p *Plan, n *spec.Node, limit time.Duration) []Step {
 
 // objectSteps are the steps of a node's changed objects: policies and Services, roles
 // stopped, the Deployment and its rollout, roles started, leftovers pruned.
-func objectSteps(p *Plan, n *spec.Node, np *NodePlan, limit time.Duration) []Step {
+func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.Duration) []Step {
 	var out []Step
 	if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" }); len(keys) > 0 {
 		out = append(out, Step{Kind: StepApplyObjects, Node: n.Name, Objects: keys})
@@ -228,6 +237,8 @@ func objectSteps(p *Plan, n *spec.Node, np *NodePlan, limit time.Duration) []Ste
 		return Key{Kind: "Deployment", Namespace: p.Namespace, Name: spec.RoleObjectName(n.Name, r.Name)}
 	}
 	main := p.Change(mainKey)
+	addr := addressSteps(p, g, n)
+	out = append(out, addr.before...)
 	stopped := stoppedRoles(p, n, main, roleKey)
 	for _, r := range stopped {
 		k := roleKey(n.Role(r))
@@ -246,6 +257,7 @@ func objectSteps(p *Plan, n *spec.Node, np *NodePlan, limit time.Duration) []Ste
 			Step{Kind: StepApplyDeployment, Node: n.Name, Object: &mainKey, Action: main.Action},
 			Step{Kind: StepAwaitRollout, Node: n.Name, Object: &mainKey, Replicas: replicas, Limit: limit, Rollback: rb})
 	}
+	out = append(out, addr.after...)
 	// Roles start only next to a ready node: without a rollout in this run, the node's
 	// readiness is awaited first.
 	var starts []Step
@@ -346,6 +358,12 @@ func (s Step) String() string {
 		return "retire dns " + recordNames(s.Records)
 	case StepPublishDNS:
 		return "publish dns " + recordNames(s.Records) + " (one UPDATE each, after the address is known)"
+	case StepAwaitAddress:
+		return fmt.Sprintf("await the load-balancer address of Service %s (limit %s)", s.Object.Name, s.Limit)
+	case StepAwaitAccepted:
+		return fmt.Sprintf("await %s Accepted by the Gateway (limit %s)", names(s.Objects), s.Limit)
+	case StepAwaitResolved:
+		return fmt.Sprintf("await the references of %s resolved (limit %s)", names(s.Objects), s.Limit)
 	}
 	return string(s.Kind)
 }

@@ -13,7 +13,7 @@ import (
 
 // Defaults and environment of `publish:` (SPEC §7).
 const (
-	DefaultAddressTimeout = 5 * time.Minute
+	DefaultAddressTimeout = DefaultRolloutTimeout // 5m, the same patience as a rollout
 	DefaultTTL            = 300
 	DefaultTSIGAlgorithm  = "hmac-sha256"
 	DefaultSPF            = "v=spf1 mx -all"

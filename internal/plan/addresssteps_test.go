@@ -1,0 +1,91 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// publishGroup is node www behind the Gateway (80 and 443), node tls behind it with 443 only,
+// node mail with its own address (25) and node db without names.
+func publishGroup(publish bool) *spec.Group {
+	tcp := func(ns ...int32) []spec.Port {
+		var out []spec.Port
+		for _, n := range ns {
+			out = append(out, spec.Port{Protocol: spec.TCP, Number: n})
+		}
+		return out
+	}
+	g := &spec.Group{Name: "demo", Nodes: []*spec.Node{
+		{Name: "db"},
+		{Name: "mail", PublishedNames: []string{"mail.example.org"}, Firewall: spec.Firewall{Published: tcp(25)}},
+		{Name: "tls", PublishedNames: []string{"tls.example.org"}, Firewall: spec.Firewall{Published: tcp(443)}},
+		{Name: "www", PublishedNames: []string{"www.example.org"}, Firewall: spec.Firewall{Published: tcp(80, 443)}},
+	}}
+	if publish {
+		g.Publish = &spec.Publish{Zone: "example.org", AddressTimeout: 2 * time.Minute,
+			Gateway: &spec.GatewayRef{Namespace: "infra", Name: "public"}}
+	}
+	return g
+}
+
+func TestBuildStepsAddress(t *testing.T) {
+	k := func(kind, name string) Key { return Key{Kind: kind, Namespace: "demo", Name: name} }
+	kp := func(kind, name string) *Key { key := k(kind, name); return &key }
+	changed := func(node string) NodePlan {
+		return NodePlan{Node: node, Changes: []Change{
+			{Key: k("Service", node), Action: Update},
+			{Key: k("Deployment", node), Action: Update},
+		}}
+	}
+	deploy := func(node string) []Step {
+		return []Step{
+			{Kind: StepApplyObjects, Node: node, Objects: []Key{k("Service", node)}},
+			{Kind: StepApplyDeployment, Node: node, Object: kp("Deployment", node), Action: Update},
+			{Kind: StepAwaitRollout, Node: node, Object: kp("Deployment", node), Replicas: 1, Limit: 5 * time.Minute, Rollback: RollbackLastReady},
+		}
+	}
+	// with puts steps into a node's deploy steps: before at index 1 (after its objects),
+	// after at the end (after the rollout).
+	with := func(steps []Step, before, after []Step) []Step {
+		out := append([]Step{steps[0]}, before...)
+		return append(append(out, steps[1:]...), after...)
+	}
+	const limit = 2 * time.Minute
+	wwwRoutes := []Key{k("TLSRoute", "www"), k("HTTPRoute", "www")}
+	tlsRoutes := []Key{k("TLSRoute", "tls")}
+	tests := []struct {
+		name      string
+		publish   bool
+		suspended bool
+		want      []NodeSteps
+	}{
+		{"without publish: nothing awaited", false, false, []NodeSteps{
+			{Node: "db", Steps: deploy("db")}, {Node: "mail", Steps: deploy("mail")},
+			{Node: "tls", Steps: deploy("tls")}, {Node: "www", Steps: deploy("www")},
+		}},
+		{"with publish", true, false, []NodeSteps{
+			{Node: "db", Steps: deploy("db")},
+			{Node: "mail", Steps: with(deploy("mail"), []Step{{Kind: StepAwaitAddress, Node: "mail", Object: kp("Service", "mail"), Limit: limit}}, nil)},
+			{Node: "tls", Steps: with(deploy("tls"),
+				[]Step{{Kind: StepAwaitAccepted, Node: "tls", Objects: tlsRoutes, Limit: limit}},
+				[]Step{{Kind: StepAwaitResolved, Node: "tls", Objects: tlsRoutes, Limit: limit}})},
+			{Node: "www", Steps: with(deploy("www"),
+				[]Step{{Kind: StepAwaitAccepted, Node: "www", Objects: wwwRoutes, Limit: limit}},
+				[]Step{{Kind: StepAwaitResolved, Node: "www", Objects: wwwRoutes, Limit: limit}})},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &Plan{Namespace: "demo", Suspended: tt.suspended,
+				Nodes: []NodePlan{changed("db"), changed("mail"), changed("tls"), changed("www")}}
+			got := BuildSteps(p, publishGroup(tt.publish), stepsLimit)
+			if d := cmp.Diff(tt.want, got.Nodes); d != "" {
+				t.Errorf("steps (-want +got):\n%s", d)
+			}
+		})
+	}
+}
