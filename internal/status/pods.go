@@ -55,56 +55,18 @@ func inspectPod(p *corev1.Pod, in Input, grace time.Duration) *issue {
 	}
 	var pending *issue
 	keep := func(is *issue) {
-		if pending == nil || is.rank < pending.rank {
+		if is != nil && (pending == nil || is.rank < pending.rank) {
 			pending = is
 		}
 	}
-	type status struct {
-		kind string
-		cs   *corev1.ContainerStatus
-	}
-	var all []status
-	for i := range p.Status.InitContainerStatuses {
-		all = append(all, status{"init container", &p.Status.InitContainerStatuses[i]})
-	}
-	for i := range p.Status.ContainerStatuses {
-		all = append(all, status{"container", &p.Status.ContainerStatuses[i]})
-	}
-	for _, s := range all {
-		cs := s.cs
-		who := fmt.Sprintf("%s %s", s.kind, cs.Name)
-		if w := cs.State.Waiting; w != nil {
-			switch w.Reason {
-			case ReasonCrashLoopBackOff:
-				// The kubelet only backs off after the container failed; it will fail again.
-				return &issue{pod: p.Name, reason: w.Reason, certain: true,
-					detail: fmt.Sprintf("%s: back-off restarting failed container (%s)", who, restarts(cs))}
-			case ReasonCreateContainerConfigError, ReasonCreateContainerError, ReasonInvalidImageName:
-				// A missing Secret or ConfigMap key, a bad image reference, a runtime refusing
-				// the container: the template itself is wrong, retrying will not help.
-				return &issue{pod: p.Name, reason: w.Reason, certain: true,
-					detail: fmt.Sprintf("%s: cannot start (%s)%s", who, w.Reason, suffix(w.Message))}
-			case ReasonErrImagePull, ReasonImagePullBackOff:
-				// A pull may fail once on a registry hiccup and succeed on the retry; only a
-				// failure that outlasts the grace is certain. The cluster gives no start time
-				// per container state, so measure from the first pull failure event, or from
-				// the pod's creation when there is none.
-				is := &issue{pod: p.Name, reason: w.Reason, rank: rankPull,
-					detail: fmt.Sprintf("%s: cannot pull image %q (%s)%s", who, cs.Image, w.Reason, suffix(w.Message))}
-				if in.Now.Sub(pullStart(p, in.Events)) > grace {
-					is.certain = true
-					return is
-				}
-				keep(is)
-				continue
-			}
+	all := containersOf(p)
+	for _, c := range all {
+		is := containerIssue(p, c, in, grace)
+		if is != nil && is.certain {
+			return is
 		}
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return &issue{pod: p.Name, reason: ReasonContainerExited, certain: true,
-				detail: fmt.Sprintf("%s: exited with code %d%s%s", who, t.ExitCode, exitReason(t.Reason), suffix(t.Message))}
-		}
+		keep(is)
 	}
-
 	if c := podCondition(p, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 		// The cluster may gain room (an autoscaler, a pod going away): wait for the limit.
 		msg := suffix(c.Message)
@@ -112,29 +74,86 @@ func inspectPod(p *corev1.Pod, in Input, grace time.Duration) *issue {
 			detail:  "not scheduled" + msg,
 			atLimit: func(limit time.Duration) string { return fmt.Sprintf("not scheduled within %s%s", limit, msg) }})
 	}
+	keep(notReadyIssue(p, all))
+	return pending
+}
 
-	if !podReady(p) {
-		// A readiness probe may fail for a while (a system still booting): wait for the limit.
-		msg := ""
-		if c := podCondition(p, corev1.PodReady); c != nil {
-			msg = suffix(c.Message)
-		}
-		who := ""
-		for _, s := range all {
-			if s.cs.State.Running != nil && !s.cs.Ready {
-				who = fmt.Sprintf("%s %s: ", s.kind, s.cs.Name)
-				break
-			}
-		}
-		if who != "" || p.Status.Phase == corev1.PodRunning {
-			keep(&issue{pod: p.Name, reason: ReasonNotReady, rank: rankNotReady,
-				detail: who + "not ready yet" + msg,
-				atLimit: func(limit time.Duration) string {
-					return fmt.Sprintf("%sdid not become ready within %s%s", who, limit, msg)
-				}})
+// podContainer is one container status of a pod and the kind of container it is of.
+type podContainer struct {
+	kind string // "init container" or "container"
+	cs   *corev1.ContainerStatus
+}
+
+func containersOf(p *corev1.Pod) []podContainer {
+	var all []podContainer
+	for i := range p.Status.InitContainerStatuses {
+		all = append(all, podContainer{"init container", &p.Status.InitContainerStatuses[i]})
+	}
+	for i := range p.Status.ContainerStatuses {
+		all = append(all, podContainer{"container", &p.Status.ContainerStatuses[i]})
+	}
+	return all
+}
+
+// containerIssue is the issue of one container, nil when it has none. A certain one ends the
+// pod's inspection; a pull failing within the grace is kept while the others are looked at.
+func containerIssue(p *corev1.Pod, c podContainer, in Input, grace time.Duration) *issue {
+	cs := c.cs
+	who := fmt.Sprintf("%s %s", c.kind, cs.Name)
+	if w := cs.State.Waiting; w != nil {
+		switch w.Reason {
+		case ReasonCrashLoopBackOff:
+			// The kubelet only backs off after the container failed; it will fail again.
+			return &issue{pod: p.Name, reason: w.Reason, certain: true,
+				detail: fmt.Sprintf("%s: back-off restarting failed container (%s)", who, restarts(cs))}
+		case ReasonCreateContainerConfigError, ReasonCreateContainerError, ReasonInvalidImageName:
+			// A missing Secret or ConfigMap key, a bad image reference, a runtime refusing
+			// the container: the template itself is wrong, retrying will not help.
+			return &issue{pod: p.Name, reason: w.Reason, certain: true,
+				detail: fmt.Sprintf("%s: cannot start (%s)%s", who, w.Reason, suffix(w.Message))}
+		case ReasonErrImagePull, ReasonImagePullBackOff:
+			// A pull may fail once on a registry hiccup and succeed on the retry; only a
+			// failure that outlasts the grace is certain. The cluster gives no start time
+			// per container state, so measure from the first pull failure event, or from
+			// the pod's creation when there is none.
+			return &issue{pod: p.Name, reason: w.Reason, rank: rankPull,
+				certain: in.Now.Sub(pullStart(p, in.Events)) > grace,
+				detail:  fmt.Sprintf("%s: cannot pull image %q (%s)%s", who, cs.Image, w.Reason, suffix(w.Message))}
 		}
 	}
-	return pending
+	if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+		return &issue{pod: p.Name, reason: ReasonContainerExited, certain: true,
+			detail: fmt.Sprintf("%s: exited with code %d%s%s", who, t.ExitCode, exitReason(t.Reason), suffix(t.Message))}
+	}
+	return nil
+}
+
+// notReadyIssue is the issue of a pod that runs but is not ready, nil when it is ready or not
+// running yet. A readiness probe may fail for a while (a system still booting): it waits for
+// the limit.
+func notReadyIssue(p *corev1.Pod, all []podContainer) *issue {
+	if podReady(p) {
+		return nil
+	}
+	msg := ""
+	if c := podCondition(p, corev1.PodReady); c != nil {
+		msg = suffix(c.Message)
+	}
+	who := ""
+	for _, c := range all {
+		if c.cs.State.Running != nil && !c.cs.Ready {
+			who = fmt.Sprintf("%s %s: ", c.kind, c.cs.Name)
+			break
+		}
+	}
+	if who == "" && p.Status.Phase != corev1.PodRunning {
+		return nil
+	}
+	return &issue{pod: p.Name, reason: ReasonNotReady, rank: rankNotReady,
+		detail: who + "not ready yet" + msg,
+		atLimit: func(limit time.Duration) string {
+			return fmt.Sprintf("%sdid not become ready within %s%s", who, limit, msg)
+		}}
 }
 
 // pullStart is when a pod's image pull started failing: its first pull failure event, or its

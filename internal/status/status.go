@@ -142,18 +142,8 @@ func Rollout(in Input) Result {
 			pending = is
 		}
 	}
-	if v.newRS != nil {
-		if c := rsCondition(v.newRS, appsv1.ReplicaSetReplicaFailure); c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonFailedCreate {
-			r.Phase, r.Reason, r.Message = Failed, ReasonFailedCreate, fmt.Sprintf("replica set %s: %s", v.newRS.Name, oneLine(c.Message))
-			return r
-		}
-	}
-	if c := deploymentCondition(d, appsv1.DeploymentReplicaFailure); c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonFailedCreate {
-		r.Phase, r.Reason, r.Message = Failed, ReasonFailedCreate, fmt.Sprintf("deployment %s: %s", d.Name, oneLine(c.Message))
-		return r
-	}
-	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Status == corev1.ConditionFalse && c.Reason == ReasonProgressDeadlineExceeded {
-		r.Phase, r.Reason, r.Message = Failed, ReasonProgressDeadlineExceeded, fmt.Sprintf("deployment %s: progress deadline exceeded: %s", d.Name, oneLine(c.Message))
+	if reason, msg := controllerFailure(d, v.newRS); reason != "" {
+		r.Phase, r.Reason, r.Message = Failed, reason, msg
 		return r
 	}
 
@@ -186,6 +176,23 @@ func Rollout(in Input) Result {
 	}
 	r.Phase, r.Message = Progressing, strings.Join(missing, "; ")
 	return r
+}
+
+// controllerFailure is the failure the new ReplicaSet's or the Deployment's conditions report
+// (pods that cannot be created, the progress deadline passed), "" when none.
+func controllerFailure(d *appsv1.Deployment, newRS *appsv1.ReplicaSet) (reason, msg string) {
+	if newRS != nil {
+		if c := rsCondition(newRS, appsv1.ReplicaSetReplicaFailure); c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonFailedCreate {
+			return ReasonFailedCreate, fmt.Sprintf("replica set %s: %s", newRS.Name, oneLine(c.Message))
+		}
+	}
+	if c := deploymentCondition(d, appsv1.DeploymentReplicaFailure); c != nil && c.Status == corev1.ConditionTrue && c.Reason == ReasonFailedCreate {
+		return ReasonFailedCreate, fmt.Sprintf("deployment %s: %s", d.Name, oneLine(c.Message))
+	}
+	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Status == corev1.ConditionFalse && c.Reason == ReasonProgressDeadlineExceeded {
+		return ReasonProgressDeadlineExceeded, fmt.Sprintf("deployment %s: progress deadline exceeded: %s", d.Name, oneLine(c.Message))
+	}
+	return "", ""
 }
 
 // ScaledDown judges the scaling of a Deployment to 0 replicas (a role stopped before its node's
