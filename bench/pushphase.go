@@ -179,5 +179,6 @@ func (b *bench) cranePhase(ctx context.Context, n, parallelism int) *CranePush {
 	return &cp
 }
 
-// defaultParallelism is slipway's default --parallelism, which also bounds its pushes.
-const defaultParallelism = 10
+// defaultParallelism is how many images slipway pushes at a time when --parallelism is not
+// given (internal/cli's defaultNewNodes); with it, --parallelism.
+const defaultParallelism = 200
