@@ -338,7 +338,13 @@ func (f *fakeCluster) ListManaged(_ context.Context, ns, _ string) (map[plan.Key
 	return out, nil
 }
 
-func (f *fakeCluster) ServiceIngress(context.Context, string, string) ([]string, error) {
+// ServiceIngress is the load balancer's address of the Service (fakePublish.addresses).
+func (f *fakeCluster) ServiceIngress(_ context.Context, _, name string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if a := f.pub.addresses[name]; a != "" {
+		return []string{a}, nil
+	}
 	return nil, nil
 }
 

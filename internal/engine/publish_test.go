@@ -16,6 +16,7 @@ import (
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/status"
 )
 
 const testController = "example.org/gateway-controller"
@@ -159,5 +160,29 @@ func TestApplyPublishAddress(t *testing.T) {
 				t.Errorf("calls of mail (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// status shows each published node's names and the address they point at: the Gateway's for
+// www, the Service's ingress for mail; nothing for a node without names.
+func TestStatusAddresses(t *testing.T) {
+	f := newFakeCluster()
+	f.pub = fakePublish{
+		gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "public"},
+			Status: gwv1.GatewayStatus{Addresses: []gwv1.GatewayStatusAddress{{Value: "192.0.2.1"}, {Value: "2001:db8::1"}}}},
+		addresses: map[string]string{"mail": "192.0.2.7"},
+	}
+	g := publishGroup(time.Second)
+	g.Nodes = append(g.Nodes, &spec.Node{Name: "db"})
+	gs := &status.Group{Nodes: []status.Node{{Node: "db"}, {Node: "mail"}, {Node: "www"}}}
+	e := New(Options{Kube: f})
+	if err := e.statusAddresses(context.Background(), Target{Group: g, Namespace: "demo"}, gs); err != nil {
+		t.Fatal(err)
+	}
+	want := []status.Node{{Node: "db"},
+		{Node: "mail", Names: []string{"mail.example.org"}, Address: []string{"192.0.2.7"}},
+		{Node: "www", Names: []string{"www.example.org"}, Address: []string{"192.0.2.1", "2001:db8::1"}}}
+	if d := cmp.Diff(want, gs.Nodes); d != "" {
+		t.Errorf("status (-want +got):\n%s", d)
 	}
 }

@@ -73,6 +73,9 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 		ns.Roles = e.roleStatuses(name, n, st, wl.Deployments, judgeLive)
 		gs.Nodes = append(gs.Nodes, ns)
 	}
+	if err := e.statusAddresses(ctx, t, gs); err != nil {
+		return nil, err
+	}
 	return gs, nil
 }
 

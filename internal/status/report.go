@@ -54,6 +54,11 @@ type Node struct {
 	InFile bool `json:"inFile"`
 	// InState is false for a node not applied yet.
 	InState bool `json:"inState"`
+	// Names are the node's published names, with `publish:` (SPEC §7).
+	Names []string `json:"names,omitempty"`
+	// Address is what the names point at: the Gateway's addresses for a node behind it, else
+	// its Service's load-balancer ingress; none while it has none.
+	Address []string `json:"address,omitempty"`
 }
 
 // Role is one role of a Node.

@@ -94,6 +94,7 @@ func Status(w io.Writer, s *status.Group) {
 			fmt.Fprintln(w, "  "+n)
 		}
 	}
+	publishedNames(w, s)
 	fmt.Fprintln(w, "\nLast rollouts:")
 	for _, n := range s.Nodes {
 		fmt.Fprintf(w, "  %s: %s\n", n.Node, RolloutSummary(n.LastRollout))
@@ -172,4 +173,26 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// publishedNames writes, with `publish:`, each published node's names and the address they
+// point at (SPEC §7).
+func publishedNames(w io.Writer, s *status.Group) {
+	var lines []string
+	for _, n := range s.Nodes {
+		if len(n.Names) == 0 {
+			continue
+		}
+		addr := "no address yet"
+		if len(n.Address) > 0 {
+			addr = strings.Join(n.Address, ", ")
+		}
+		lines = append(lines, fmt.Sprintf("  %s: %s → %s", n.Node, strings.Join(n.Names, ", "), addr))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "\nPublished names:")
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	}
 }

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"context"
+
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/status"
+)
+
+// statusAddresses adds to gs each published node's names and the address they point at
+// (SPEC §7): the Gateway's, read once, for the nodes behind it; else the node's Service's
+// load-balancer ingress. Without `publish:` it reads nothing.
+func (e *Engine) statusAddresses(ctx context.Context, t Target, gs *status.Group) error {
+	pub := t.Group.Publish
+	if pub == nil {
+		return nil
+	}
+	var gateway []string
+	gatewayRead := false
+	for i := range gs.Nodes {
+		ns := &gs.Nodes[i]
+		n := t.Group.Node(ns.Node)
+		if n == nil || len(n.PublishedNames) == 0 {
+			continue
+		}
+		ns.Names = n.PublishedNames
+		if t.Group.AddressModeOf(n) != spec.BehindGateway {
+			addr, err := e.o.Kube.ServiceIngress(ctx, t.Namespace, n.Name)
+			if err != nil {
+				return err
+			}
+			ns.Address = addr
+			continue
+		}
+		if !gatewayRead {
+			gw, _, err := e.o.Kube.Gateway(ctx, pub.Gateway.Namespace, pub.Gateway.Name)
+			if err != nil {
+				return err
+			}
+			gateway, gatewayRead = gatewayAddresses(gw), true
+		}
+		ns.Address = gateway
+	}
+	return nil
+}
