@@ -19,6 +19,10 @@
 // and other clients included), and slipway's ratio to each peer. The bench is a command, part
 // of no test run.
 //
+// Publish mode (issue 14), `go run ./bench -publish -nodes 200`, runs the group without and
+// with `publish:` (two names per node, on the dev environment's Knot) and the no-op plan and
+// apply of the published group, counting DNS queries and UPDATEs at a proxy.
+//
 // Scale mode (issue 17) runs slipway alone, in namespace bench-scale, at each group size:
 //
 //	go run ./bench -scale -sizes 200,1000,2000 -profile -json scale.json -svg scale.svg
@@ -105,6 +109,8 @@ type Result struct {
 	Notes       []string           `json:"notes,omitempty"`
 	// Scale holds the scale mode's rows, one per group size.
 	Scale []ScaleRow `json:"scale,omitempty"`
+	// Publish holds the publish mode's steps.
+	Publish *PublishResult `json:"publish,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -128,6 +134,7 @@ func main() {
 	sizes := flag.String("sizes", "200,1000,2000", "scale mode: group sizes, comma-separated")
 	profile := flag.Bool("profile", false, "scale mode: CPU and heap profiles of the no-op apply and plan, into the run's directory")
 	svgOut := flag.String("svg", "", "scale mode: write the plot of time and memory against N to this file (default: the run's directory)")
+	publish := flag.Bool("publish", false, "publish mode: the group of -nodes nodes without and with publish: (2 names each), and its no-op plan and apply (issue 14)")
 	replot := flag.String("replot", "", "scale mode: redraw the plot from this JSON result of an earlier run into -svg, and stop")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -142,7 +149,7 @@ func main() {
 	b := &bench{n: *nodes, parallelism: *parallelism, waitLimit: *waitLimit,
 		res: Result{Command: "go run ./bench " + strings.Join(os.Args[1:], " "), Time: time.Now().UTC(),
 			Nodes: *nodes, Parallelism: *parallelism, Machine: machine(), Floors: map[string]float64{}}}
-	b.scale = *scale
+	b.scale = *scale || *publish // neither runs the peers
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		log.Fatal(err)
@@ -152,6 +159,12 @@ func main() {
 	}
 	defer b.proxy.Close()
 
+	if *publish {
+		b.runPublish(ctx)
+		b.printPublish(os.Stdout)
+		writeJSON(b.res, *jsonOut)
+		return
+	}
 	if b.scale {
 		b.runScale(ctx, ns, *profile, *svgOut, *jsonOut)
 		return
@@ -189,4 +202,16 @@ type bench struct {
 	proxy      *devtest.Proxy
 	toolEnv    []string
 	res        Result
+}
+
+// writeJSON writes res to path, when one is given.
+func writeJSON(res Result, path string) {
+	if path == "" {
+		return
+	}
+	data, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("results written to %s", path)
 }

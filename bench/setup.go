@@ -70,7 +70,7 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 	}
 
 	// Leftovers of a killed run go first.
-	for _, ns := range []string{nsSlipway, nsKubectl, nsHelm, nsScale} {
+	for _, ns := range []string{nsSlipway, nsKubectl, nsHelm, nsScale, nsPlain, nsPublish} {
 		if err := b.kc.DeleteNamespaceAndWait(ctx, ns); err != nil {
 			return err
 		}
