@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -141,6 +142,23 @@ func (d *dnsTest) owner(node string) []string {
 	return []string{fmt.Sprintf("%q", fmt.Sprintf("heritage=slipway,owner=%s/%s@%s,node=%s", d.Name, d.Name, ks.UID, node))}
 }
 
+// dnsStatus is each node's dns column of `status -o json`.
+func (d *dnsTest) dnsStatus() map[string]string {
+	d.t.Helper()
+	r := d.run(0, "status", "-o", "json")
+	var v struct {
+		Nodes []struct{ Node, DNS string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+		d.t.Fatalf("status -o json: %v\n%s", err, r)
+	}
+	out := map[string]string{}
+	for _, n := range v.Nodes {
+		out[n.Node] = n.DNS
+	}
+	return out
+}
+
 // checkPublished checks A and owner TXT of each of web's names, and the mail records.
 func (d *dnsTest) checkPublished(names ...string) {
 	d.t.Helper()
@@ -264,6 +282,10 @@ func TestPublishDNSConflict(t *testing.T) {
 		t.Errorf("the other node mx was not published: A = %v", got)
 	}
 	d.checkMail(true)
+	st := d.dnsStatus()
+	if st["mx"] != "agrees" || !strings.Contains(st["web"], "conflict") || !strings.Contains(st["web"], "www."+d.Zone) {
+		t.Errorf("status dns = %v, want mx agrees and web naming the conflict at www.%s", st, d.Zone)
+	}
 }
 
 // foreignUpdate adds records as someone else would: signed, no owner TXT.
@@ -293,7 +315,14 @@ func TestPublishDNSLifecycle(t *testing.T) {
 	d := newDNSTest(t, "dnslife")
 	d.run(0, "apply", "--yes")
 	d.checkPublished("www", "app")
+	agree := map[string]string{"web": "agrees", "mx": "agrees"}
+	if diff := cmp.Diff(agree, d.dnsStatus()); diff != "" {
+		t.Errorf("status after apply: dns (-want +got):\n%s", diff)
+	}
 	d.run(0, "suspend", "--yes")
+	if diff := cmp.Diff(agree, d.dnsStatus()); diff != "" {
+		t.Errorf("status after suspend: dns (-want +got):\n%s", diff)
+	}
 	for _, n := range []string{"www", "app", "mx"} {
 		if got := d.query(n+"."+d.Zone, mdns.TypeA); len(got) != 0 {
 			t.Errorf("suspended: A %s.%s = %v, want none", n, d.Zone, got)

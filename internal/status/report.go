@@ -59,6 +59,9 @@ type Node struct {
 	// Address is what the names point at: the Gateway's addresses for a node behind it, else
 	// its Service's load-balancer ingress; none while it has none.
 	Address []string `json:"address,omitempty"`
+	// DNS says whether the DNS server holds what the group publishes for the node (SPEC §7):
+	// "agrees", or what differs; "" when the node publishes nothing.
+	DNS string `json:"dns,omitempty"`
 }
 
 // Role is one role of a Node.

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/parallel"
+)
+
+// dnsStatus says per node that publishes something whether the DNS server agrees (SPEC §7):
+// "agrees", or what differs. It only queries. A server it cannot read makes every such node
+// "cannot tell: …".
+func (e *Engine) dnsStatus(ctx context.Context, t Target, suspended bool) map[string]string {
+	if t.Group.Publish == nil {
+		return nil
+	}
+	addrs := e.nodeAddresses(ctx, t)
+	items := wantedDNS(t.Group, suspended, addrs)
+	if suspended {
+		// The names are retired while suspended: agreeing is having none of them.
+		for _, it := range wantedDNS(t.Group, false, nil) {
+			if it.kind == dns.KindAddress {
+				items = append(items, dnsItem{node: it.node, name: it.name, kind: it.kind})
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, it := range items {
+		out[it.node] = "agrees"
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	fail := func(err error) map[string]string {
+		for n := range out {
+			out[n] = "cannot tell: " + err.Error()
+		}
+		return out
+	}
+	srv, err := e.dnsServerFor(t)
+	if err != nil {
+		return fail(err)
+	}
+	owner, err := e.dnsOwner(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
+	seen, err := srv.Read(ctx, probes(items))
+	if err != nil {
+		return fail(err)
+	}
+	diffs := map[string][]string{}
+	for i, it := range items {
+		if d := dnsDiff(it, seen[i], owner); d != "" {
+			diffs[it.node] = append(diffs[it.node], d)
+		}
+	}
+	for n, d := range diffs {
+		out[n] = "differs: " + strings.Join(d, "; ")
+	}
+	return out
+}
+
+// dnsDiff is how the server differs from item, "" when it agrees.
+func dnsDiff(it dnsItem, seen dns.Seen, owner string) string {
+	act, ce := dns.Decide(it.want, it.name, it.kind, seen, owner)
+	switch {
+	case act == dns.Conflict:
+		return ce.Error()
+	case it.unknown:
+		return it.name + ": the node has no address yet"
+	}
+	switch act {
+	case dns.None:
+		return ""
+	case dns.Create:
+		return it.name + " is not published"
+	case dns.Delete:
+		return it.name + " is still published (" + strings.Join(recordTexts(seen.Records), ", ") + ")"
+	}
+	return fmt.Sprintf("%s holds %s, not %s", it.name, orNone(recordTexts(seen.Records)), strings.Join(recordTexts(it.want.Records()), ", "))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return strings.Join(s, ", ")
+}
+
+// nodeAddresses reads the address of every node with published names, a few at a time.
+func (e *Engine) nodeAddresses(ctx context.Context, t Target) map[string][]string {
+	var names []string
+	for _, n := range t.Group.Nodes {
+		if len(n.PublishedNames) > 0 {
+			names = append(names, n.Name)
+		}
+	}
+	var mu sync.Mutex
+	out := map[string][]string{}
+	parallel.ForEach(16, names, func(node string) {
+		if a, err := e.nodeAddress(ctx, t, node); err == nil && len(a) > 0 {
+			mu.Lock()
+			out[node] = a
+			mu.Unlock()
+		}
+	})
+	return out
+}
