@@ -61,11 +61,11 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 	}
 	var jobs []image.Job
 	for _, n := range grp.Nodes {
-		jobs = append(jobs, image.Job{Name: n.Name, Repository: repo(n.Name), Source: imageSource(n.Image, &n.Firewall.Served)})
+		jobs = append(jobs, image.Job{Name: n.Name, Repository: repo(n.Name), Source: imageSource(n.Image, registry, &n.Firewall.Served)})
 		for _, r := range n.Roles {
 			if r.Service != nil {
 				name := n.Name + "-" + r.Name
-				jobs = append(jobs, image.Job{Name: name, Repository: repo(name), Source: imageSource(r.Service.Image, nil)})
+				jobs = append(jobs, image.Job{Name: name, Repository: repo(name), Source: imageSource(r.Service.Image, registry, nil)})
 			}
 		}
 	}
@@ -75,9 +75,10 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 // imageSource maps a group-file image to a build source. The served-ports label goes on images
 // slipway builds (rootfs, base+add); an archive is pushed as it is, so its digest stays the one
 // its author made and signed, and a service image serves the role's ports, not the node's.
-// served is nil for a service image.
-func imageSource(img spec.Image, served *[]spec.Port) image.Source {
-	src := image.Source{Rootfs: img.Rootfs, Archive: img.Archive, Base: img.Base, Command: img.Command}
+// served is nil for a service image. A base in slipway's registry (spec.RegistryPrefix) is
+// named with registry.
+func imageSource(img spec.Image, registry string, served *[]spec.Port) image.Source {
+	src := image.Source{Rootfs: img.Rootfs, Archive: img.Archive, Base: img.BaseIn(registry), Command: img.Command}
 	for _, a := range img.Add {
 		src.Add = append(src.Add, image.AddFile{Src: a.Src, Dst: a.Dst})
 	}

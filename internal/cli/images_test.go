@@ -75,3 +75,28 @@ nodes:
 		})
 	}
 }
+
+// TestImageJobsBaseInOwnRegistry: a base written ${K8S_REGISTRY}/… is pulled from the registry
+// slipway pushes to; any other base is left as written.
+func TestImageJobsBaseInOwnRegistry(t *testing.T) {
+	grp, err := spec.Parse("slipway.yaml", []byte(`
+group: demo
+nodes:
+  own: {image: {base: "${K8S_REGISTRY}/full-base/base@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}
+  other: {image: {base: registry.example/base:1}}
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, j := range imageJobs(grp, "127.0.0.1:5000", "ns") {
+		got[j.Name] = j.Source.Base
+	}
+	want := map[string]string{
+		"own":   "127.0.0.1:5000/full-base/base@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"other": "registry.example/base:1",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bases (-want +got):\n%s", diff)
+	}
+}

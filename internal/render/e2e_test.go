@@ -88,6 +88,8 @@ func testNamespace(t *testing.T, c *kube.Client, prefix string) string {
 // §9): no error and no warning.
 func TestDryRunExamples(t *testing.T) {
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by the config fixtures' secrets
+	t.Setenv("APP_TOKEN", "example")                         // and these by examples/full's
+	t.Setenv("SSO_CLIENT_SECRET", "example")
 	env := devtest.Env(t)
 	devtest.ServiceMonitorCRD(t, env) // the ServiceMonitors are dry-run too
 	c, w := client(t, env.Kubeconfig)
@@ -147,32 +149,14 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 	defer cancel()
 
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "slipway")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/slipway").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	example, _ := filepath.Abs("../../examples/hello/slipway.yaml")
 	stateFile := filepath.Join(tmp, "state.json")
-	// An auth file with no credentials: the dev registry is anonymous, and the operator's own
-	// docker config must not leak into the test.
-	noAuth := filepath.Join(tmp, "no-auth.json")
-	if err := os.WriteFile(noAuth, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ids := map[string]string{"web": uuid.NewString(), "db": uuid.NewString()}
 	writeState(t, ctx, stateFile, ids)
-
+	run := slipwayRunner(t, ctx, tmp)
 	slipway := func(args ...string) (string, string) {
 		t.Helper()
-		cmd := exec.CommandContext(ctx, bin, append([]string{"-f", example, "-n", ns, "--registry", env.Registry,
-			"--state", "file://" + stateFile}, args...)...)
-		cmd.Env = append(os.Environ(), "REGISTRY_AUTH_FILE="+noAuth)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("slipway %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stdout.String(), stderr.String()
+		return run(append([]string{"-f", example, "-n", ns, "--registry", env.Registry, "--state", "file://" + stateFile}, args...)...)
 	}
 	dir := filepath.Join(tmp, "pkg")
 	_, stderr := slipway("render", "--push", "--out", dir)
@@ -201,7 +185,34 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 			t.Error("kubectl apply -k did not apply the NetworkPolicies before the Deployments")
 		}
 	}
-	waitReady(t, ctx, c, ns)
+	waitReady(t, ctx, c, ns, 2, 3)
+}
+
+// slipwayRunner builds the slipway binary into dir and returns a function that runs it with
+// args, failing the test when it fails, and returns its stdout and stderr. Its registry auth
+// file has no credentials: the dev registry is anonymous, and the operator's own docker
+// config must not leak into the test.
+func slipwayRunner(t *testing.T, ctx context.Context, dir string) func(args ...string) (string, string) {
+	t.Helper()
+	bin := filepath.Join(dir, "slipway")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/slipway").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	noAuth := filepath.Join(dir, "no-auth.json")
+	if err := os.WriteFile(noAuth, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func(args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = append(os.Environ(), "REGISTRY_AUTH_FILE="+noAuth)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("slipway %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
 }
 
 func writeState(t *testing.T, ctx context.Context, path string, ids map[string]string) {
@@ -232,8 +243,9 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 // waitReady waits until every claim of ns is Bound and every Deployment has all its replicas
-// ready and updated, reporting what is still missing when ctx ends.
-func waitReady(t *testing.T, ctx context.Context, c *kube.Client, ns string) {
+// ready and updated, and there are as many of each as expected, reporting what is still
+// missing when ctx ends.
+func waitReady(t *testing.T, ctx context.Context, c *kube.Client, ns string, claims, deployments int) {
 	t.Helper()
 	var missing []string
 	for {
@@ -245,8 +257,8 @@ func waitReady(t *testing.T, ctx context.Context, c *kube.Client, ns string) {
 					missing = append(missing, fmt.Sprintf("claim %s is %s", p.Name, p.Status.Phase))
 				}
 			}
-			if len(pvcs.Items) != 2 {
-				missing = append(missing, fmt.Sprintf("%d claims, want 2", len(pvcs.Items)))
+			if len(pvcs.Items) != claims {
+				missing = append(missing, fmt.Sprintf("%d claims, want %d", len(pvcs.Items), claims))
 			}
 		}
 		deps, err2 := c.Clientset.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
@@ -256,8 +268,8 @@ func waitReady(t *testing.T, ctx context.Context, c *kube.Client, ns string) {
 					missing = append(missing, fmt.Sprintf("deployment %s: %d/%d ready", d.Name, d.Status.ReadyReplicas, *d.Spec.Replicas))
 				}
 			}
-			if len(deps.Items) != 3 {
-				missing = append(missing, fmt.Sprintf("%d deployments, want 3", len(deps.Items)))
+			if len(deps.Items) != deployments {
+				missing = append(missing, fmt.Sprintf("%d deployments, want %d", len(deps.Items), deployments))
 			}
 		}
 		if err == nil && err2 == nil && len(missing) == 0 {

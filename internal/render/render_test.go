@@ -87,6 +87,8 @@ func TestGolden(t *testing.T) {
 	t.Setenv(spec.EnvTSIGSecretFile, "")
 	t.Setenv(spec.EnvGateway, "slipway-dev/public")
 	t.Setenv(spec.EnvDNSServer, "")
+	t.Setenv("APP_TOKEN", "example") // and these by examples/full's
+	t.Setenv("SSO_CLIENT_SECRET", "example")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := spec.Load(tt.file)

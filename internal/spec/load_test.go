@@ -447,13 +447,15 @@ func TestLoadDefaults(t *testing.T) {
 }
 
 func TestLoadExamples(t *testing.T) {
-	for _, f := range []string{"../../examples/hello/slipway.yaml", "../../examples/full/slipway.yaml"} {
+	t.Setenv("APP_TOKEN", "example") // examples/full's secrets read these
+	t.Setenv("SSO_CLIENT_SECRET", "example")
+	for f, nodes := range map[string]int{"../../examples/hello/slipway.yaml": 2, "../../examples/full/slipway.yaml": 3} {
 		g, err := spec.Load(f)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if len(g.Nodes) != 2 {
-			t.Errorf("%s: %d nodes, want 2", f, len(g.Nodes))
+		if len(g.Nodes) != nodes {
+			t.Errorf("%s: %d nodes, want %d", f, len(g.Nodes), nodes)
 		}
 	}
 	g, _ := spec.Load("../../examples/full/slipway.yaml")

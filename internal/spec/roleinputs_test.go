@@ -185,3 +185,13 @@ func TestParseInvalidServiceMonitor(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { checkErrors(t, tt.file, tt.want) })
 	}
 }
+
+// TestParseBaseInOwnRegistry: a base in slipway's registry is checked as a reference after its
+// prefix.
+func TestParseBaseInOwnRegistry(t *testing.T) {
+	checkErrors(t, doc("group: demo", "nodes:", "  web:", "    image: {base: \"${K8S_REGISTRY}/Base:1\"}"),
+		[]string{`slipway.yaml:4: nodes.web.image.base: "${K8S_REGISTRY}/Base:1" is not an image reference`})
+	if _, err := spec.Parse("slipway.yaml", []byte(doc("group: demo", "nodes:", "  web:", "    image: {base: \"${K8S_REGISTRY}/base:1\"}")), root); err != nil {
+		t.Errorf("a base in slipway's registry: %v", err)
+	}
+}

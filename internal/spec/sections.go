@@ -170,7 +170,12 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 	}
 	if v := m["base"]; v != nil {
 		if s, ok := d.str(v, path+".base"); ok {
-			if _, err := name.ParseReference(s); err != nil {
+			// An image in slipway's own registry is checked with a stand-in for its host.
+			ref := s
+			if rest, own := strings.CutPrefix(s, RegistryPrefix); own {
+				ref = "registry.invalid/" + rest
+			}
+			if _, err := name.ParseReference(ref); err != nil {
 				d.errAt(deref(v), path+".base", "%q is not an image reference", s)
 			}
 			img.Base = s

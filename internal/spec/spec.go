@@ -107,6 +107,19 @@ type Image struct {
 	Command []string  // empty: the image's own; /sbin/init for Rootfs unless set
 }
 
+// RegistryPrefix starts a base image in the registry slipway pushes to (--registry or
+// K8S_REGISTRY), whatever its address where slipway runs: a base image the operator built and
+// pushed there, such as the dev cluster's registry on its loopback port.
+const RegistryPrefix = "${K8S_REGISTRY}/"
+
+// BaseIn is the base image reference with RegistryPrefix replaced by registry.
+func (img Image) BaseIn(registry string) string {
+	if rest, own := strings.CutPrefix(img.Base, RegistryPrefix); own && registry != "" {
+		return strings.TrimSuffix(registry, "/") + "/" + rest
+	}
+	return img.Base
+}
+
 // AddFile is one file (or directory tree) added on top of a base image.
 type AddFile struct {
 	Src string // absolute path on the build machine

@@ -1,0 +1,39 @@
+package spec_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// TestFullExampleSetsEveryField: examples/full writes every field of SPEC §3 and §3a that the
+// loader accepts (the publishing lanes' publish: of §7 aside), and a base image in slipway's
+// own registry, so that it deploys where slipway pushes.
+func TestFullExampleSetsEveryField(t *testing.T) {
+	const file = "../../examples/full/slipway.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, f := range spec.Fields() {
+		known[f] = false
+	}
+	markFields(root.Content[0], "", known)
+	for _, f := range spec.Fields() {
+		if !known[f] && f != "publish" && !strings.HasPrefix(f, "publish.") {
+			t.Errorf("%s does not set %s", file, f)
+		}
+	}
+	if !strings.Contains(string(data), "base: "+spec.RegistryPrefix) {
+		t.Errorf("%s: the proxy's base image is not in slipway's registry (%s…)", file, spec.RegistryPrefix)
+	}
+}
