@@ -35,57 +35,52 @@ func newApplyCmd(g *Globals) *cobra.Command {
 					return err
 				}
 			}
-			ctx := cmd.Context()
-			s, err := openSession(ctx, g, true, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			// The printer may be swapped (plan text between two views): close the last one.
-			defer func() { s.printer.Close() }()
-			return withLock(ctx, g, s.backend, "apply", lockTimeout, func(ctx context.Context) error {
-				p := saved
-				if p == nil {
-					var err error
-					if p, err = s.engine.PlanForApply(ctx, s.target); err != nil {
-						return err
-					}
-				} else if err := s.engine.CheckSaved(ctx, p, s.target); err != nil {
-					return err
-				}
-				if g.Output != "json" {
-					ui.PlanNotes(cmd.ErrOrStderr(), p)
-				}
-				if p.HasChanges() && g.Output != "json" {
-					s.printer.Close()
-					ui.PlanWith(cmd.ErrOrStderr(), p, g.planOptions(cmd.ErrOrStderr()))
-					s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
-					s.engine.SetEmit(s.printer.Event)
-				}
-				if p.HasChanges() {
-					// Refuse before asking: there is nothing to confirm.
-					if err := p.Blocked(); err != nil {
-						return err
-					}
-					// Whatever the output format: JSON on stdout is no answer to the question.
-					if saved == nil {
-						if err := confirmApply(g, yes, p, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+			return inSession(cmd, g, true, func(ctx context.Context, s *session) error {
+				return withLock(ctx, g, s.backend, "apply", lockTimeout, func(ctx context.Context) error {
+					p := saved
+					if p == nil {
+						var err error
+						if p, err = s.engine.PlanForApply(ctx, s.target); err != nil {
 							return err
 						}
+					} else if err := s.engine.CheckSaved(ctx, p, s.target); err != nil {
+						return err
 					}
-				}
-				err := s.engine.Apply(ctx, p, s.target)
-				if err == nil && g.Output != "json" {
-					s.printer.Close()
-					s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
-					c := p.Counts()
+					if g.Output != "json" {
+						ui.PlanNotes(cmd.ErrOrStderr(), p)
+					}
+					if p.HasChanges() && g.Output != "json" {
+						s.printer.Close()
+						ui.PlanWith(cmd.ErrOrStderr(), p, g.planOptions(cmd.ErrOrStderr()))
+						s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+						s.engine.SetEmit(s.printer.Event)
+					}
 					if p.HasChanges() {
-						fmt.Fprintf(cmd.OutOrStdout(), "Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted.\n",
-							c.Push, c.Create, c.Update, c.Replace, c.Delete)
-					} else {
-						fmt.Fprintln(cmd.OutOrStdout(), "No changes.")
+						// Refuse before asking: there is nothing to confirm.
+						if err := p.Blocked(); err != nil {
+							return err
+						}
+						// Whatever the output format: JSON on stdout is no answer to the question.
+						if saved == nil {
+							if err := confirmApply(g, yes, p, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+								return err
+							}
+						}
 					}
-				}
-				return err
+					err := s.engine.Apply(ctx, p, s.target)
+					if err == nil && g.Output != "json" {
+						s.printer.Close()
+						s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+						c := p.Counts()
+						if p.HasChanges() {
+							fmt.Fprintf(cmd.OutOrStdout(), "Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted.\n",
+								c.Push, c.Create, c.Update, c.Replace, c.Delete)
+						} else {
+							fmt.Fprintln(cmd.OutOrStdout(), "No changes.")
+						}
+					}
+					return err
+				})
 			})
 		},
 	}

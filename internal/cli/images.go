@@ -145,19 +145,11 @@ func imagesBuild(ctx context.Context, g *Globals, out string, stdout, stderr io.
 }
 
 func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error {
-	opts := g.imageOptions()
-	if opts.Registry == "" {
-		return image.ErrNoRegistry
-	}
-	grp, ns, err := loadGroup(g)
+	r, err := openRegistryGroup(g)
 	if err != nil {
 		return err
 	}
-	pub, err := image.NewPublisher(opts)
-	if err != nil {
-		return err
-	}
-	results, err := image.PushAll(ctx, image.NewBuilder(opts), pub, imageJobs(grp, opts.Registry, ns), g.Parallelism,
+	results, err := image.PushAll(ctx, image.NewBuilder(r.opts), r.pub, r.jobs(), g.Parallelism,
 		ui.ImageEvents(stderr, g.Output == "json"))
 	if err != nil {
 		return err
@@ -182,3 +174,29 @@ func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error
 	}
 	return nil
 }
+
+// registryGroup is what the verbs that build and push without a cluster need (render, images
+// push): the group, its namespace, the registry's options and a publisher.
+type registryGroup struct {
+	grp  *spec.Group
+	ns   string
+	opts image.Options
+	pub  image.Publisher
+}
+
+func openRegistryGroup(g *Globals) (*registryGroup, error) {
+	r := &registryGroup{opts: g.imageOptions()}
+	if r.opts.Registry == "" {
+		return nil, image.ErrNoRegistry
+	}
+	var err error
+	if r.grp, r.ns, err = loadGroup(g); err != nil {
+		return nil, err
+	}
+	if r.pub, err = image.NewPublisher(r.opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *registryGroup) jobs() []image.Job { return imageJobs(r.grp, r.opts.Registry, r.ns) }

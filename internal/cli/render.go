@@ -55,18 +55,11 @@ func newRenderCmd(g *Globals) *cobra.Command {
 }
 
 func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr io.Writer) error {
-	opts := g.imageOptions()
-	if opts.Registry == "" {
-		return image.ErrNoRegistry
-	}
-	grp, ns, err := loadGroup(g)
+	r, err := openRegistryGroup(g)
 	if err != nil {
 		return err
 	}
-	pub, err := image.NewPublisher(opts)
-	if err != nil {
-		return err
-	}
+	grp, ns := r.grp, r.ns
 	// stdout carries the objects: progress and warnings go to stderr whatever the output.
 	printer := ui.NewPlain(stderr)
 	if g.Output == "json" {
@@ -74,9 +67,9 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 	}
 	defer printer.Close()
 	// The images resolve as a plan's do (engine.Images), so apply pins what render printed.
-	e := engine.New(engine.Options{Builder: image.NewBuilder(opts), Publisher: pub, Registry: opts.Registry,
+	e := engine.New(engine.Options{Builder: image.NewBuilder(r.opts), Publisher: r.pub, Registry: r.opts.Registry,
 		Parallelism: g.Parallelism, Emit: printer.Event})
-	images, err := e.Images(ctx, engine.Target{Group: grp, Namespace: ns, Jobs: imageJobs(grp, opts.Registry, ns)}, o.push)
+	images, err := e.Images(ctx, engine.Target{Group: grp, Namespace: ns, Jobs: r.jobs()}, o.push)
 	if err != nil {
 		return err
 	}

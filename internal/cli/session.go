@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"slipway.dev/slipway/internal/engine"
@@ -28,6 +29,18 @@ type session struct {
 	engine  *engine.Engine
 	printer ui.Printer
 	target  engine.Target
+}
+
+// inSession runs fn with the session of a verb's run (openSession) and closes its printer
+// after: the last one, as a verb may swap it (plan text between two views).
+func inSession(cmd *cobra.Command, g *Globals, withImages bool, fn func(ctx context.Context, s *session) error) error {
+	ctx := cmd.Context()
+	s, err := openSession(ctx, g, withImages, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer func() { s.printer.Close() }()
+	return fn(ctx, s)
 }
 
 // needRegistry returns the registry or the error that names K8S_REGISTRY (FR-008).

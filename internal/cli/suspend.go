@@ -25,18 +25,13 @@ func newScaleCmd(g *Globals, suspend bool) *cobra.Command {
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			s, err := openSession(ctx, g, false, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			// The printer may be swapped (plan text between two views): close the last one.
-			defer func() { s.printer.Close() }()
-			if err := confirm(yes, verb, what+s.group.Name, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			return withLock(ctx, g, s.backend, verb, lockTimeout, func(ctx context.Context) error {
-				return s.engine.Scale(ctx, s.target, suspend)
+			return inSession(cmd, g, false, func(ctx context.Context, s *session) error {
+				if err := confirm(yes, verb, what+s.group.Name, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+				return withLock(ctx, g, s.backend, verb, lockTimeout, func(ctx context.Context) error {
+					return s.engine.Scale(ctx, s.target, suspend)
+				})
 			})
 		},
 	}

@@ -177,39 +177,43 @@ func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatc
 		}
 	}
 	for _, tg := range roles {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("resume interrupted before role deployment %s: %w", tg.key.Name, err)
-		}
-		e.emit(event.Event{Node: node, Phase: event.PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
-		since := time.Now()
-		gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas)
-		if err != nil {
-			return err
-		}
 		check := status.Rollout
 		if tg.replicas == 0 {
 			check = status.ScaledDown
 		}
-		if res := e.wait(ctx, w, waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: check}); res.Phase != status.Ready {
+		res, err := e.resumeScale(ctx, w, "role deployment", node, tg, limit, check)
+		if err != nil {
+			return err
+		}
+		if res.Phase != status.Ready {
 			return fmt.Errorf("deployment %s: resume: %s", tg.key.Name, res.Message)
 		}
 	}
 	return nil
 }
 
-// resumeRollout scales a node's Deployment up and follows it as apply follows a rollout
-// (settle): ready is recorded, a failure is set back to the last template that became ready.
-func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentWatch, node string, tg scaleTarget, limit time.Duration) error {
+// resumeScale scales one Deployment of node (what names its kind in an interruption) to its
+// replicas and waits until check says how that went.
+func (e *Engine) resumeScale(ctx context.Context, w deploymentWatch, what, node string, tg scaleTarget, limit time.Duration, check func(status.Input) status.Result) (status.Result, error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("resume interrupted before deployment %s: %w", tg.key.Name, err)
+		return status.Result{}, fmt.Errorf("resume interrupted before %s %s: %w", what, tg.key.Name, err)
 	}
 	e.emit(event.Event{Node: node, Phase: event.PhaseScale, Message: fmt.Sprintf("%s: %d replicas", tg.key.Name, tg.replicas), Desired: tg.replicas})
 	since := time.Now()
 	gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), tg.key.Namespace, tg.key.Name, tg.replicas)
 	if err != nil {
+		return status.Result{}, err
+	}
+	return e.wait(ctx, w, waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: check}), nil
+}
+
+// resumeRollout scales a node's Deployment up and follows it as apply follows a rollout
+// (settle): ready is recorded, a failure is set back to the last template that became ready.
+func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentWatch, node string, tg scaleTarget, limit time.Duration) error {
+	res, err := e.resumeScale(ctx, w, "deployment", node, tg, limit, status.Rollout)
+	if err != nil {
 		return err
 	}
-	res := e.wait(ctx, w, waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: status.Rollout})
 	o := rolloutOutcome{node: node, deployment: tg.key.Name, res: res}
 	if dep, _, _, _ := w.Deployment(tg.key.Namespace, tg.key.Name); dep != nil {
 		o.image = firstImage(dep.Spec.Template.Spec.Containers)

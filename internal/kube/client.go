@@ -141,12 +141,17 @@ func (c *Client) Apply(ctx context.Context, obj runtime.Object, opts ApplyOption
 	return out, nil
 }
 
-func (c *Client) resourceFor(gvk schema.GroupVersionKind, ns string) (dynamic.ResourceInterface, error) {
+// mappingFor is the resource of gvk and whether it is namespaced, from the cached discovery.
+func (c *Client) mappingFor(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	m, err := c.Mapper()
 	if err != nil {
 		return nil, err
 	}
-	mapping, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return m.RESTMapping(gvk.GroupKind(), gvk.Version)
+}
+
+func (c *Client) resourceFor(gvk schema.GroupVersionKind, ns string) (dynamic.ResourceInterface, error) {
+	mapping, err := c.mappingFor(gvk)
 	if err != nil {
 		return nil, err
 	}

@@ -18,11 +18,7 @@ import (
 // of its CPU (issue 17); one pass into maps gives the same objects (the same decoder, the same
 // int64 and float64 numbers) for about half of it.
 func (c *Client) listRaw(ctx context.Context, gvk schema.GroupVersionKind, ns, selector string) ([]*unstructured.Unstructured, error) {
-	m, err := c.Mapper()
-	if err != nil {
-		return nil, err
-	}
-	mapping, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
+	mapping, err := c.mappingFor(gvk)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 
 	"slipway.dev/slipway/internal/plan"
 )
@@ -122,13 +123,18 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan
 	return out, errors.Join(errs...)
 }
 
-// Delete deletes the object k (background propagation); a missing object is no error.
-func (c *Client) Delete(ctx context.Context, k plan.Key) error {
+// resourceOf is the client of object k's resource.
+func (c *Client) resourceOf(k plan.Key) (dynamic.ResourceInterface, error) {
 	gvk, err := gvkOf(k.Kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ri, err := c.resourceFor(gvk, k.Namespace)
+	return c.resourceFor(gvk, k.Namespace)
+}
+
+// Delete deletes the object k (background propagation); a missing object is no error.
+func (c *Client) Delete(ctx context.Context, k plan.Key) error {
+	ri, err := c.resourceOf(k)
 	if err != nil {
 		return err
 	}
@@ -241,11 +247,7 @@ func IsNamespaceNotFound(err error, ns string) bool {
 
 // WaitGone waits until object k no longer exists (a replace deletes before it creates).
 func (c *Client) WaitGone(ctx context.Context, k plan.Key, limit time.Duration) error {
-	gvk, err := gvkOf(k.Kind)
-	if err != nil {
-		return err
-	}
-	ri, err := c.resourceFor(gvk, k.Namespace)
+	ri, err := c.resourceOf(k)
 	if err != nil {
 		return err
 	}
