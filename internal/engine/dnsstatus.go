@@ -4,20 +4,33 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"slipway.dev/slipway/internal/dns"
-	"slipway.dev/slipway/internal/parallel"
+	"slipway.dev/slipway/internal/status"
 )
 
-// dnsStatus says per node that publishes something whether the DNS server agrees (SPEC §7):
-// "agrees", or what differs. It only queries. A server it cannot read makes every such node
-// "cannot tell: …".
-func (e *Engine) dnsStatus(ctx context.Context, t Target, suspended bool) map[string]string {
+// statusDNS says for each node of gs that publishes something whether the DNS server agrees
+// (SPEC §7), from the addresses statusAddresses found: "agrees", or what differs. It only
+// queries. A server it cannot read makes every such node "cannot tell: …".
+func (e *Engine) statusDNS(ctx context.Context, t Target, gs *status.Group) {
+	verdict := e.nodesDNS(ctx, t, gs)
+	for i, n := range gs.Nodes {
+		gs.Nodes[i].DNS = verdict[n.Node]
+	}
+}
+
+// nodesDNS is statusDNS's verdict per node.
+func (e *Engine) nodesDNS(ctx context.Context, t Target, gs *status.Group) map[string]string {
 	if t.Group.Publish == nil {
 		return nil
 	}
-	addrs := e.nodeAddresses(ctx, t)
+	addrs := map[string][]string{}
+	for _, n := range gs.Nodes {
+		if len(n.Address) > 0 {
+			addrs[n.Node] = n.Address
+		}
+	}
+	suspended := gs.Suspended
 	items := wantedDNS(t.Group, suspended, addrs)
 	if suspended {
 		// The names are retired while suspended: agreeing is having none of them.
@@ -89,24 +102,4 @@ func orNone(s []string) string {
 		return "nothing"
 	}
 	return strings.Join(s, ", ")
-}
-
-// nodeAddresses reads the address of every node with published names, a few at a time.
-func (e *Engine) nodeAddresses(ctx context.Context, t Target) map[string][]string {
-	var names []string
-	for _, n := range t.Group.Nodes {
-		if len(n.PublishedNames) > 0 {
-			names = append(names, n.Name)
-		}
-	}
-	var mu sync.Mutex
-	out := map[string][]string{}
-	parallel.ForEach(16, names, func(node string) {
-		if a, err := e.nodeAddress(ctx, t, node); err == nil && len(a) > 0 {
-			mu.Lock()
-			out[node] = a
-			mu.Unlock()
-		}
-	})
-	return out
 }

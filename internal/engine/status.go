@@ -38,14 +38,13 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	judgeLive := func(d *appsv1.Deployment) status.Result { return judge(wl, d, now) }
 
 	protected := protectedNodes(t.Group, doc)
-	agrees := e.dnsStatus(ctx, t, gs.Suspended)
 	for _, name := range statusNodes(t, doc, wl.Deployments) {
 		n := t.Group.Node(name)
 		var st *state.NodeState
 		if doc != nil {
 			st = doc.Nodes[name]
 		}
-		ns := status.Node{Node: name, InFile: n != nil, InState: st != nil, Protected: protected[name], DNS: agrees[name]}
+		ns := status.Node{Node: name, InFile: n != nil, InState: st != nil, Protected: protected[name]}
 		if st != nil {
 			if st.Image.Digest != "" {
 				ns.DesiredImage = st.Image.Ref + "@" + st.Image.Digest
@@ -77,6 +76,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if err := e.statusAddresses(ctx, t, gs); err != nil {
 		return nil, err
 	}
+	e.statusDNS(ctx, t, gs)
 	return gs, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -59,19 +58,10 @@ func Status(w io.Writer, s *status.Group) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	published := slices.ContainsFunc(s.Nodes, func(n status.Node) bool { return n.DNS != "" })
-	header := "NODE\tDESIRED\tRUNNING\tPODS\tSTATUS\tROLES\tSUSPENDED"
-	if published {
-		header += "\tDNS"
-	}
-	fmt.Fprintln(tw, header)
+	fmt.Fprintln(tw, "NODE\tDESIRED\tRUNNING\tPODS\tSTATUS\tROLES\tSUSPENDED")
 	for _, n := range s.Nodes {
-		row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s\t%s\t%s", n.Node, shortDigest(n.Desired), shortDigest(n.Running),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", n.Node, shortDigest(n.Desired), shortDigest(n.Running),
 			n.Ready, n.Replicas, phaseText(n.Phase, n.Reason), rolesText(n.Roles), yesNo(n.Suspended))
-		if published {
-			row += "\t" + dnsText(n.DNS)
-		}
-		fmt.Fprintln(tw, row)
 	}
 	_ = tw.Flush()
 
@@ -85,9 +75,6 @@ func Status(w io.Writer, s *status.Group) {
 		}
 		if n.Protected {
 			notes = append(notes, fmt.Sprintf("node %s: its claim is protected (state.protect): plan refuses to delete or replace it", n.Node))
-		}
-		if n.DNS != "" && n.DNS != "agrees" {
-			notes = append(notes, fmt.Sprintf("node %s: dns %s", n.Node, n.DNS))
 		}
 		if n.Drift {
 			notes = append(notes, fmt.Sprintf("node %s: runs %s, the state wants %s: the next apply rolls it out again", n.Node, n.Running, n.Desired))
@@ -200,7 +187,11 @@ func publishedNames(w io.Writer, s *status.Group) {
 		if len(n.Address) > 0 {
 			addr = strings.Join(n.Address, ", ")
 		}
-		lines = append(lines, fmt.Sprintf("  %s: %s → %s", n.Node, strings.Join(n.Names, ", "), addr))
+		line := fmt.Sprintf("  %s: %s → %s", n.Node, strings.Join(n.Names, ", "), addr)
+		if n.DNS != "" {
+			line += "; dns " + n.DNS
+		}
+		lines = append(lines, line)
 	}
 	if len(lines) > 0 {
 		fmt.Fprintln(w, "\nPublished names:")
@@ -208,16 +199,4 @@ func publishedNames(w io.Writer, s *status.Group) {
 			fmt.Fprintln(w, l)
 		}
 	}
-}
-
-// dnsText is the DNS column: agrees, differs (the note says how), or - for a node that
-// publishes nothing.
-func dnsText(s string) string {
-	switch s {
-	case "":
-		return "-"
-	case "agrees":
-		return s
-	}
-	return "differs"
 }
