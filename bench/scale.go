@@ -53,6 +53,10 @@ func (b *bench) runScale(ctx context.Context, sizes []int, profile bool, svgOut,
 		row := b.scaleSize(ctx, root, n, profile)
 		b.res.Scale = append(b.res.Scale, row)
 		b.work = root
+		// Written after every size: a run stopped during a large size keeps the smaller ones.
+		if jsonOut != "" {
+			writeJSON(jsonOut, b.res)
+		}
 	}
 	b.printScale(os.Stdout)
 	if svgOut == "" {
@@ -63,12 +67,16 @@ func (b *bench) runScale(ctx context.Context, sizes []int, profile bool, svgOut,
 	}
 	log.Printf("plot written to %s", svgOut)
 	if jsonOut != "" {
-		data, _ := json.MarshalIndent(b.res, "", "  ")
-		if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
-			log.Fatal(err)
-		}
-		log.Printf("results written to %s", jsonOut)
+		writeJSON(jsonOut, b.res)
 	}
+}
+
+func writeJSON(path string, res Result) {
+	data, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("results written to %s", path)
 }
 
 // scaleSize runs one group size in a directory and a namespace of its own, and destroys it.
