@@ -54,9 +54,7 @@ func (b *bench) runScale(ctx context.Context, sizes []int, profile bool, svgOut,
 		b.res.Scale = append(b.res.Scale, row)
 		b.work = root
 		// Written after every size: a run stopped during a large size keeps the smaller ones.
-		if jsonOut != "" {
-			writeJSON(jsonOut, b.res)
-		}
+		writeJSON(b.res, jsonOut)
 	}
 	b.printScale(os.Stdout)
 	if svgOut == "" {
@@ -66,17 +64,7 @@ func (b *bench) runScale(ctx context.Context, sizes []int, profile bool, svgOut,
 		log.Fatal(err)
 	}
 	log.Printf("plot written to %s", svgOut)
-	if jsonOut != "" {
-		writeJSON(jsonOut, b.res)
-	}
-}
-
-func writeJSON(path string, res Result) {
-	data, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		log.Fatal(err)
-	}
-	log.Printf("results written to %s", path)
+	writeJSON(b.res, jsonOut)
 }
 
 // scaleSize runs one group size in a directory and a namespace of its own, and destroys it.
