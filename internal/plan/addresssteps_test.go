@@ -48,6 +48,11 @@ func TestBuildStepsAddress(t *testing.T) {
 			{Kind: StepAwaitRollout, Node: node, Object: kp("Deployment", node), Replicas: 1, Limit: 5 * time.Minute, Rollback: RollbackLastReady},
 		}
 	}
+	suspendedDeploy := func(node string) []Step {
+		steps := deploy(node)
+		steps[2].Replicas = 0
+		return steps
+	}
 	// with puts steps into a node's deploy steps: before at index 1 (after its objects),
 	// after at the end (after the rollout).
 	with := func(steps []Step, before, after []Step) []Step {
@@ -76,6 +81,12 @@ func TestBuildStepsAddress(t *testing.T) {
 			{Node: "www", Steps: with(deploy("www"),
 				[]Step{{Kind: StepAwaitAccepted, Node: "www", Objects: wwwRoutes, Limit: limit}},
 				[]Step{{Kind: StepAwaitResolved, Node: "www", Objects: wwwRoutes, Limit: limit}})},
+		}},
+		{"suspended: no pod, nothing to resolve to", true, true, []NodeSteps{
+			{Node: "db", Steps: suspendedDeploy("db")},
+			{Node: "mail", Steps: with(suspendedDeploy("mail"), []Step{{Kind: StepAwaitAddress, Node: "mail", Object: kp("Service", "mail"), Limit: limit}}, nil)},
+			{Node: "tls", Steps: with(suspendedDeploy("tls"), []Step{{Kind: StepAwaitAccepted, Node: "tls", Objects: tlsRoutes, Limit: limit}}, nil)},
+			{Node: "www", Steps: with(suspendedDeploy("www"), []Step{{Kind: StepAwaitAccepted, Node: "www", Objects: wwwRoutes, Limit: limit}}, nil)},
 		}},
 	}
 	for _, tt := range tests {
