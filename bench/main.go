@@ -136,6 +136,7 @@ func main() {
 	svgOut := flag.String("svg", "", "scale mode: write the plot of time and memory against N to this file (default: the run's directory)")
 	publish := flag.Bool("publish", false, "publish mode: the group of -nodes nodes without and with publish: (2 names each), and its no-op plan and apply (issue 14)")
 	replot := flag.String("replot", "", "scale mode: redraw the plot from this JSON result of an earlier run into -svg, and stop")
+	flag.StringVar(&nsScale, "scale-namespace", nsScale, "scale mode: the namespace (and group) of the group (another bench run on the cluster deletes bench-scale at its start)")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 	if *replot != "" {

@@ -19,7 +19,9 @@ import (
 	"time"
 )
 
-const nsScale = "bench-scale"
+// nsScale is the scale mode's namespace (-scale-namespace). Another bench run's setup
+// deletes bench-scale as a leftover: one on the same cluster at the same time needs its own.
+var nsScale = "bench-scale"
 
 // ScaleRow is one group size of the scale mode.
 type ScaleRow struct {
