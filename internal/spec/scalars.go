@@ -71,26 +71,15 @@ func (d *decoder) mapping(n *yaml.Node, path string, known *section) (map[string
 		d.errAt(n, path, "must be a mapping, not %s", what(n))
 		return nil, false
 	}
-	m := make(map[string]*yaml.Node, len(n.Content)/2)
-	seen := make(map[string]int, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			d.errAt(k, path, "a key must be a string, not %s", what(k))
+	es := d.entries(n, path)
+	m := make(map[string]*yaml.Node, len(es))
+	for _, e := range es {
+		if !known.has(e.key) {
+			d.errAt(e.keyNode, join(path, e.key), "unknown field %q", e.key)
 			continue
 		}
-		p := join(path, k.Value)
-		if first, dup := seen[k.Value]; dup {
-			d.errAt(k, p, "duplicate key (first at line %d)", first)
-			continue
-		}
-		seen[k.Value] = k.Line
-		if !known.has(k.Value) {
-			d.errAt(k, p, "unknown field %q", k.Value)
-			continue
-		}
-		if !isNull(v) {
-			m[k.Value] = v
+		if !isNull(e.val) {
+			m[e.key] = e.val
 		}
 	}
 	return m, true
