@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"slipway.dev/slipway/internal/event"
@@ -112,15 +111,8 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 		}
 		s.Objects = append(s.Objects, k)
 	}
-	order := map[string]int{"PodDisruptionBudget": -1, "Deployment": 0, "Service": 1, "PersistentVolumeClaim": 2, "ServiceAccount": 3, "NetworkPolicy": 4}
-	byOrder := func(a, b plan.Key) int {
-		if d := order[a.Kind] - order[b.Kind]; d != 0 {
-			return d
-		}
-		return strings.Compare(a.Name, b.Name)
-	}
-	slices.SortFunc(s.Objects, byOrder)
-	slices.SortFunc(s.Claims, byOrder)
+	slices.SortFunc(s.Objects, deleteOrder)
+	slices.SortFunc(s.Claims, deleteOrder)
 	return s, nil
 }
 

@@ -72,7 +72,19 @@ func destroyChanges(live map[plan.Key]*unstructured.Unstructured, ns string) []p
 			Reason: "with everything in it, objects slipway did not make included",
 		})
 	}
-	// Deletion runs against apply order: Deployments first, the namespace last.
+	var out []plan.NodePlan
+	for _, node := range slices.Sorted(maps.Keys(byNode)) {
+		cs := byNode[node]
+		slices.SortFunc(cs, func(a, b plan.Change) int { return deleteOrder(a.Key, b.Key) })
+		out = append(out, plan.NodePlan{Node: node, Changes: cs})
+	}
+	return out
+}
+
+// deleteOrder orders objects for deletion, against apply order (kube.ManagedKinds): what runs
+// before what it uses (Deployments before their Services, claims and accounts), the namespace
+// last; by name within a kind. destroy deletes, and plan -destroy shows, in this order.
+func deleteOrder(a, b plan.Key) int {
 	rank := func(kind string) int {
 		for i, gvk := range kube.ManagedKinds {
 			if gvk.Kind == kind {
@@ -81,16 +93,8 @@ func destroyChanges(live map[plan.Key]*unstructured.Unstructured, ns string) []p
 		}
 		return len(kube.ManagedKinds) + 1
 	}
-	var out []plan.NodePlan
-	for _, node := range slices.Sorted(maps.Keys(byNode)) {
-		cs := byNode[node]
-		slices.SortFunc(cs, func(a, b plan.Change) int {
-			if d := rank(a.Key.Kind) - rank(b.Key.Kind); d != 0 {
-				return d
-			}
-			return strings.Compare(a.Key.Name, b.Key.Name)
-		})
-		out = append(out, plan.NodePlan{Node: node, Changes: cs})
+	if d := rank(a.Kind) - rank(b.Kind); d != 0 {
+		return d
 	}
-	return out
+	return strings.Compare(a.Name, b.Name)
 }
