@@ -17,7 +17,8 @@ import (
 //go:generate bash pins/gen.sh
 
 // pins holds copies of the tool modules under tools/ (go.mod and go.sum of each); their hash
-// names the cache directory, so changing a pin builds anew and never mixes versions.
+// names the cache directory, so changing a pin builds anew and never mixes versions. The
+// cluster's own tools share one directory; each tool marked own has a directory of its own.
 //
 //go:embed pins/*.mod pins/*.sum
 var pins embed.FS
@@ -32,6 +33,10 @@ type tool struct {
 	pkgs    []string // main packages, built into bin/
 	bins    []string // the resulting binary names
 	ldflags string
+	// own tools are cached under a key of their own pins (dev/<module>-<hash>): adding or
+	// bumping one never invalidates the cluster's tools (Kubernetes alone builds for about 18
+	// minutes on 2 cores), and bumping those never rebuilds it.
+	own bool
 }
 
 var tools = []tool{
@@ -53,16 +58,22 @@ var tools = []tool{
 	{module: "etcd", from: "go.etcd.io/etcd/server/v3 v3.6.16", pkgs: []string{"go.etcd.io/etcd/server/v3"}, bins: []string{"etcd"}, ldflags: "-s -w"},
 	{module: "kwok", from: "sigs.k8s.io/kwok v0.8.0", pkgs: []string{"sigs.k8s.io/kwok/cmd/kwok"}, bins: []string{"kwok"}, ldflags: "-s -w"},
 	{module: "registry", from: "github.com/distribution/distribution/v3 v3.1.2", pkgs: []string{"github.com/distribution/distribution/v3/cmd/registry"}, bins: []string{"registry"}, ldflags: "-s -w"},
+	{module: "metallb", from: "go.universe.tf/metallb v0.15.2", pkgs: []string{"go.universe.tf/metallb/controller"}, bins: []string{"metallb-controller"}, ldflags: "-s -w", own: true},
+	{module: "envoy-gateway", from: "github.com/envoyproxy/gateway v1.9.1", pkgs: []string{"github.com/envoyproxy/gateway/cmd/envoy-gateway"}, bins: []string{"envoy-gateway"}, ldflags: "-s -w", own: true},
 }
 
-// pinsHash is a short digest of every pinned go.mod and go.sum.
-func pinsHash() (string, error) {
+// pinsHash is a short digest of the pinned go.mod and go.sum of the modules keep selects, in
+// the order of the embedded directory (the order the key was first computed in).
+func pinsHash(keep func(module string) bool) (string, error) {
 	h := sha256.New()
 	entries, err := pins.ReadDir("pins")
 	if err != nil {
 		return "", err
 	}
 	for _, e := range entries {
+		if !keep(strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".mod"), ".sum")) {
+			continue
+		}
 		b, err := pins.ReadFile("pins/" + e.Name())
 		if err != nil {
 			return "", err
@@ -70,11 +81,21 @@ func pinsHash() (string, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
 		h.Write(b)
 	}
-	return KubeVersion + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
-// CacheDir is $XDG_CACHE_HOME/slipway/dev/<pins> (default ~/.cache).
-func CacheDir() (string, error) {
+// sharedModule reports whether module is one of the cluster's tools, cached together.
+func sharedModule(module string) bool {
+	for _, t := range tools {
+		if t.module == module {
+			return !t.own
+		}
+	}
+	return false
+}
+
+// cacheBase is $XDG_CACHE_HOME/slipway/dev (default ~/.cache).
+func cacheBase() (string, error) {
 	base := os.Getenv("XDG_CACHE_HOME")
 	if base == "" {
 		home, err := os.UserHomeDir()
@@ -83,26 +104,83 @@ func CacheDir() (string, error) {
 		}
 		base = filepath.Join(home, ".cache")
 	}
-	p, err := pinsHash()
+	return filepath.Join(base, "slipway", "dev"), nil
+}
+
+// CacheDir is the cache of the cluster's own tools: <cacheBase>/<Kubernetes version>-<pins>.
+func CacheDir() (string, error) {
+	base, err := cacheBase()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(base, "slipway", "dev", p), nil
+	p, err := pinsHash(sharedModule)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, KubeVersion+"-"+p), nil
 }
 
-// EnsureBinaries builds every pinned binary missing from the cache and returns the bin dir.
-// Progress goes to progress; a failed build returns an error with the tail of its output.
+// toolCacheDir is where t is built and cached: CacheDir for the cluster's tools,
+// <cacheBase>/<module>-<its pins> for a tool of its own.
+func toolCacheDir(t tool) (string, error) {
+	if !t.own {
+		return CacheDir()
+	}
+	base, err := cacheBase()
+	if err != nil {
+		return "", err
+	}
+	p, err := pinsHash(func(m string) bool { return m == t.module })
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, t.module+"-"+p), nil
+}
+
+// EnsureBinaries builds every binary of the cluster's own tools missing from the cache and
+// returns their bin dir. Progress goes to progress; a failed build returns an error with the
+// tail of its output.
 func EnsureBinaries(ctx context.Context, progress io.Writer) (string, error) {
-	if progress == nil {
-		progress = io.Discard
+	var shared []tool
+	for _, t := range tools {
+		if !t.own {
+			shared = append(shared, t)
+		}
 	}
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
+	return ensureBuilt(ctx, cache, shared, progress)
+}
+
+// ensureTool builds the tool of module when missing and returns the path of its binary
+// (its first) and its cache directory.
+func ensureTool(ctx context.Context, module string, progress io.Writer) (bin, cache string, err error) {
+	for _, t := range tools {
+		if t.module != module || !t.own {
+			continue
+		}
+		if cache, err = toolCacheDir(t); err != nil {
+			return "", "", err
+		}
+		dir, err := ensureBuilt(ctx, cache, []tool{t}, progress)
+		if err != nil {
+			return "", "", err
+		}
+		return filepath.Join(dir, t.bins[0]), cache, nil
+	}
+	return "", "", fmt.Errorf("dev cluster: no tool module %q", module)
+}
+
+// ensureBuilt builds the tools of ts missing from cache/bin and returns that bin dir.
+func ensureBuilt(ctx context.Context, cache string, ts []tool, progress io.Writer) (string, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
 	bin := filepath.Join(cache, "bin")
 	var todo []tool
-	for _, t := range tools {
+	for _, t := range ts {
 		for _, b := range t.bins {
 			if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 				todo = append(todo, t)

@@ -33,6 +33,9 @@ type Env struct {
 	// secret of TSIG key TSIGKey (0600).
 	DNSServer      string `json:"dnsServer,omitempty"`
 	TSIGSecretFile string `json:"tsigSecretFile,omitempty"`
+	// Gateway is the <namespace>/<name> of the Programmed Gateway; empty without the
+	// publishing parts (Options.Core).
+	Gateway string `json:"gateway,omitempty"`
 }
 
 // components in start order; Down stops them in reverse.
@@ -64,7 +67,7 @@ func (e *Env) Exports() string {
 		dns = fmt.Sprintf(" SLIPWAY_DNS_SERVER=%s SLIPWAY_TSIG_SECRET_FILE=%s", e.DNSServer, e.TSIGSecretFile)
 	}
 	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s%s PATH=%s:$PATH\n",
-		e.Kubeconfig, e.Kubeconfig, e.Registry, dns, e.BinDir)
+		e.Kubeconfig, e.Kubeconfig, e.Registry, dns, e.BinDir) + e.gatewayExports()
 }
 
 // save writes e to cluster.json, which Load reads.
@@ -117,6 +120,10 @@ type Options struct {
 	// FeatureGates are passed to kube-apiserver as --feature-gates, each Name=true or
 	// Name=false: an alpha feature (ContainerStopSignals in 1.37) is off unless set here.
 	FeatureGates []string
+	// Core starts only the Kubernetes cluster and the registry, without the publishing parts
+	// (MetalLB, Envoy Gateway): Envoy Gateway binds fixed ports (8081, 18000), so only one
+	// cluster per machine can have them.
+	Core bool
 }
 
 // Up starts the dev cluster in opts.Dir, or finds it running there (running = true).
@@ -135,6 +142,13 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(opts.Dir), 0o755); err != nil {
 		return nil, false, fmt.Errorf("dev cluster: %w", err)
 	}
+	if !opts.Core {
+		// Built before taking the cluster's lock: a running cluster stays usable by the tests
+		// of others while the publishing parts build for the first time.
+		if err := buildExtras(ctx, opts.Progress); err != nil {
+			return nil, false, err
+		}
+	}
 	unlock, err := lockFile(ctx, opts.Dir+".lock")
 	if err != nil {
 		return nil, false, err
@@ -148,6 +162,11 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		// Parts added to the dev environment later start beside a running cluster.
 		if err := e.ensureExtras(ctx, opts.Progress); err != nil {
 			return nil, false, err
+		}
+		if !opts.Core {
+			if err := e.ensurePublishing(ctx, opts.Progress); err != nil {
+				return nil, false, err
+			}
 		}
 		return e, true, nil
 	} else if !errors.Is(err, ErrNotRunning) {
@@ -178,6 +197,12 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err := e.ensureExtras(ctx, opts.Progress); err != nil {
 		_, _ = stopAll(opts.Dir)
 		return nil, false, err
+	}
+	if !opts.Core {
+		if err := e.ensurePublishing(ctx, opts.Progress); err != nil {
+			_, _ = stopAll(opts.Dir)
+			return nil, false, err
+		}
 	}
 	return e, false, nil
 }
@@ -226,6 +251,14 @@ func stopAll(dir string) (int, error) {
 	stopped := 0
 	if stopDNS(dir) {
 		stopped++
+	}
+	for i := len(extras) - 1; i >= 0; i-- {
+		pidFile := filepath.Join(dir, "pids", extras[i])
+		if pid, err := readPID(pidFile); err == nil && alive(pid) && runsBinary(pid, extras[i]) {
+			stopPID(pid, 10*time.Second)
+			stopped++
+		}
+		_ = os.Remove(pidFile)
 	}
 	for i := len(components) - 1; i >= 0; i-- {
 		pidFile := filepath.Join(dir, "pids", components[i])

@@ -215,7 +215,7 @@ func TestUpAgainAndDown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dev")
 	ctx := context.Background()
 	gates := []string{"ContainerStopSignals=true"}
-	env, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir, FeatureGates: gates})
+	env, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir, FeatureGates: gates, Core: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,10 +234,10 @@ func TestUpAgainAndDown(t *testing.T) {
 			t.Errorf("cluster %s (gates %q): stop signals supported = %t, %v; want %t", c.env.Dir, c.env.FeatureGates, got, err, c.want)
 		}
 	}
-	if _, _, err := devcluster.Up(ctx, devcluster.Options{Dir: dir, FeatureGates: []string{"ContainerStopSignals=false"}}); err == nil || !strings.Contains(err.Error(), "feature gates") {
+	if _, _, err := devcluster.Up(ctx, devcluster.Options{Dir: dir, FeatureGates: []string{"ContainerStopSignals=false"}, Core: true}); err == nil || !strings.Contains(err.Error(), "feature gates") {
 		t.Errorf("Up with other gates = %v, want a refusal naming the feature gates", err)
 	}
-	again, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir})
+	again, running, err := devcluster.Up(ctx, devcluster.Options{Dir: dir, Core: true})
 	if err != nil || !running || again.Server != env.Server {
 		t.Fatalf("second Up = %v, running %v, %v; want the running cluster %s", again, running, err, env.Server)
 	}

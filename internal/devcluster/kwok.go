@@ -3,10 +3,8 @@ package devcluster
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -48,26 +46,15 @@ func ensureStages(ctx context.Context, cache string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
 		return dir, nil
 	}
-	goBin, err := exec.LookPath("go")
+	modDir, err := moduleDir(ctx, filepath.Join(cache, "src", "kwok"), "sigs.k8s.io/kwok")
 	if err != nil {
-		return "", fmt.Errorf("dev cluster: reading kwok's stages needs the Go toolchain on PATH: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", "sigs.k8s.io/kwok")
-	cmd.Dir = filepath.Join(cache, "src", "kwok")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("dev cluster: go mod download sigs.k8s.io/kwok: %w", err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("dev cluster: go mod download sigs.k8s.io/kwok: no module directory in %q", out)
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	for _, s := range stockStages {
-		b, err := os.ReadFile(filepath.Join(mod.Dir, "kustomize", "stage", s))
+		b, err := os.ReadFile(filepath.Join(modDir, "kustomize", "stage", s))
 		if err != nil {
 			return "", fmt.Errorf("dev cluster: kwok stage: %w", err)
 		}

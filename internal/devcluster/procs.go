@@ -62,13 +62,19 @@ func freePorts(n int) ([]int, error) {
 // startProcess starts a component detached from our session (it outlives `dev up`), with its
 // output in logs/<name>.log, and records its PID in pids/<name>.
 func (e *Env) startProcess(name string, args []string, extraEnv ...string) (int, error) {
+	return e.startExec(name, filepath.Join(e.BinDir, name), args, extraEnv...)
+}
+
+// startExec is startProcess for an executable outside BinDir (a tool cached on its own, or a
+// wrapper that execs it).
+func (e *Env) startExec(name, exe string, args []string, extraEnv ...string) (int, error) {
 	logPath := filepath.Join(e.Dir, "logs", name+".log")
 	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return 0, err
 	}
 	defer lf.Close()
-	cmd := exec.Command(filepath.Join(e.BinDir, name), args...)
+	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Dir = e.Dir

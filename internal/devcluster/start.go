@@ -2,7 +2,6 @@ package devcluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -134,11 +133,7 @@ http:
 	if err := e.waitNodes(ctx, 60*time.Second); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(e.Dir, "cluster.json"), b, 0o644); err != nil {
+	if err := e.save(); err != nil {
 		return err
 	}
 	fmt.Fprintf(progress, "dev: ready in %s\n", time.Since(start).Round(100*time.Millisecond))

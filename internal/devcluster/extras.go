@@ -1,0 +1,88 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// extras are the publishing parts of SPEC §10, started after the core components. dev up
+// starts the missing ones on a running cluster too, so a slipway that brings a new part adds
+// it without restarting the cluster others are using. Each is named after its binary; Down
+// stops them before the core.
+var extras = []string{metallbProc, envoyProc}
+
+// extraRunning reports whether the extra name runs from the PID recorded in dir.
+func extraRunning(dir, name string) bool {
+	pid, err := readPID(filepath.Join(dir, "pids", name))
+	return err == nil && alive(pid) && runsBinary(pid, name)
+}
+
+// runsBinary reports whether pid runs an executable called name: the extras live in caches of
+// their own (or are wrapped by unshare, which execs them), so their directory is not BinDir.
+func runsBinary(pid int, name string) bool {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return err == nil && filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == name
+}
+
+// buildExtras builds the tools of the extras that are not in their caches yet.
+func buildExtras(ctx context.Context, progress io.Writer) error {
+	for _, t := range tools {
+		if t.own {
+			if _, _, err := ensureTool(ctx, t.module, progress); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ensurePublishing starts whichever publishing part is not running, then makes sure the Gateway
+// is Programmed and records it. With everything running it asks the cluster nothing.
+func (e *Env) ensurePublishing(ctx context.Context, progress io.Writer) error {
+	running := map[string]bool{}
+	all := e.Gateway != ""
+	for _, x := range extras {
+		running[x] = extraRunning(e.Dir, x)
+		all = all && running[x]
+	}
+	if all {
+		return nil
+	}
+	start := time.Now()
+	envoyBin, envoyCache, err := ensureTool(ctx, "envoy-gateway", progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(progress, "dev: installing the Gateway API CRDs "+GatewayAPIVersion+" (standard channel)")
+	if err := e.gatewayAPICRDs(ctx, envoyCache); err != nil {
+		return err
+	}
+	if !running[metallbProc] {
+		if err := e.startMetalLB(ctx, progress); err != nil {
+			return err
+		}
+	}
+	if !running[envoyProc] {
+		if err := e.startEnvoyGateway(ctx, envoyBin, envoyCache, progress); err != nil {
+			return err
+		}
+	}
+	if err := e.kubectlApply(ctx, gatewayObjects()); err != nil {
+		return err
+	}
+	addr, err := e.waitGateway(ctx, 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	e.Gateway = Gateway
+	if err := e.save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "dev: Gateway %s Programmed at %s (publishing parts ready in %s)\n", Gateway, addr, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
