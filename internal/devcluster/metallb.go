@@ -13,8 +13,8 @@ import (
 // on here.
 const (
 	MetalLBNamespace = "metallb-system"
-	MetalLBPool      = "dev"            // the IPAddressPool
-	MetalLBRange     = "192.0.2.0/24"   // TEST-NET-1 (RFC 5737)
+	MetalLBPool      = "dev"          // the IPAddressPool
+	MetalLBRange     = "192.0.2.0/24" // TEST-NET-1 (RFC 5737)
 	metallbModule    = "go.universe.tf/metallb"
 	metallbProc      = "metallb-controller"
 )
