@@ -164,7 +164,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, err
 		}
 		if !opts.Core {
-			if err := e.ensurePublishing(ctx, opts.Progress); err != nil {
+			if err := e.ensurePublishing(ctx, false, opts.Progress); err != nil {
 				return nil, false, err
 			}
 		}
@@ -199,7 +199,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		return nil, false, err
 	}
 	if !opts.Core {
-		if err := e.ensurePublishing(ctx, opts.Progress); err != nil {
+		if err := e.ensurePublishing(ctx, true, opts.Progress); err != nil {
 			_, _ = stopAll(opts.Dir)
 			return nil, false, err
 		}

@@ -24,6 +24,9 @@ const (
 	EnvoyNamespace    = "envoy-gateway-system"
 	EnvoyController   = "gateway.envoyproxy.io/gatewayclass-controller"
 	envoyProc         = "envoy-gateway"
+	// GatewayAddress is the Gateway's address, from MetalLB's reserved pool: the same on every
+	// dev cluster, and never taken by another Service.
+	GatewayAddress = "203.0.113.1"
 	// certsPath is where Envoy Gateway reads its xDS certificate when its provider is
 	// Kubernetes; the path is fixed in its code (internal/xds/runner).
 	certsPath = "/certs"
@@ -151,17 +154,30 @@ admin:
 `), 0o644)
 }
 
-// gatewayObjects are the GatewayClass and the Gateway slipway-dev/public: TLS passthrough on
-// 443 and HTTP on 80, both admitting routes from every namespace.
+// gatewayObjects are the GatewayClass (its envoy Service asks MetalLB for GatewayAddress) and
+// the Gateway slipway-dev/public: TLS passthrough on 443 and HTTP on 80, both admitting routes
+// from every namespace.
 func gatewayObjects() string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata: {name: %[1]s}
 ---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyProxy
+metadata: {name: %[2]s, namespace: %[5]s}
+spec:
+  provider:
+    type: Kubernetes
+    kubernetes:
+      envoyService:
+        annotations: {metallb.universe.tf/loadBalancerIPs: %[6]s}
+---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: %[2]s}
-spec: {controllerName: %[3]s}
+spec:
+  controllerName: %[3]s
+  parametersRef: {group: gateway.envoyproxy.io, kind: EnvoyProxy, name: %[2]s, namespace: %[5]s}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -178,7 +194,7 @@ spec:
     protocol: HTTP
     port: 80
     allowedRoutes: {namespaces: {from: All}}
-`, GatewayNamespace, GatewayClass, EnvoyController, GatewayName)
+`, GatewayNamespace, GatewayClass, EnvoyController, GatewayName, EnvoyNamespace, GatewayAddress)
 }
 
 // waitGateway waits until the Gateway is Programmed with an address, and returns it.
