@@ -47,12 +47,15 @@ func buildExtras(ctx context.Context, progress io.Writer) error {
 // not an error: the tests that do not publish go on, and the next dev up does not wait again.
 func (e *Env) ensurePublishing(ctx context.Context, fresh bool, progress io.Writer) error {
 	running := map[string]bool{}
-	all := e.Gateway != ""
+	all := true
 	for _, x := range extras {
 		running[x] = extraRunning(e.Dir, x)
 		all = all && running[x]
 	}
 	if all {
+		// Whoever started them applied the Gateway (cluster.json may have been written since by
+		// a slipway that does not know the field).
+		e.Gateway = Gateway
 		return nil
 	}
 	start := time.Now()

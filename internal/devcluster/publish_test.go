@@ -21,7 +21,7 @@ import (
 
 // lbLimit bounds MetalLB's answer: seconds on a cluster where it started first; a controller
 // started beside a thousand LoadBalancer Services in churn takes much longer (see publish.md).
-const lbLimit = time.Minute
+const lbLimit = 3 * time.Minute
 
 var (
 	devPool      = netip.MustParsePrefix(devcluster.MetalLBRange)
