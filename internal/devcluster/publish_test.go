@@ -81,13 +81,16 @@ func ingress(t *testing.T, c *kube.Client, ns, name string) []string {
 func TestLoadBalancerAddress(t *testing.T) {
 	_, c := client(t)
 	ns := namespace(t, c, "lb")
+	// A pinned address of its own per run: MetalLB frees an address some time after its
+	// Service goes, so an earlier run's may still be held.
+	pinned := fmt.Sprintf("203.0.113.%d", 2+time.Now().UnixNano()%253)
 	for _, tc := range []struct {
 		name        string
 		annotations map[string]string
 		want        string // "" = any address of the pool
 	}{
 		{name: "any"},
-		{name: "pinned", annotations: map[string]string{"metallb.universe.tf/loadBalancerIPs": "203.0.113.231"}, want: "203.0.113.231"},
+		{name: "pinned", annotations: map[string]string{"metallb.universe.tf/loadBalancerIPs": pinned}, want: pinned},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
