@@ -1,0 +1,163 @@
+package render
+
+// The state step of a versioned node (SPEC §6a, FR-006b). It runs as the init container
+// InitContainerState of the node's pod (mode "start", before the node's own container) and as
+// the removal Job after a successful migration (mode "remove"). The same text runs in both,
+// and statescript_test.go runs exactly this text with /bin/sh.
+const (
+	InitContainerState = "slipway-state"
+	// EnvStateVersion is the state version of the template the step runs for; "" is a node
+	// deployed before it declared one.
+	EnvStateVersion = "SLIPWAY_STATE_VERSION"
+	// StateMetaDir is slipway's directory on the state volume, beside the node's own data:
+	// version (the version the data was last handed to), copy/ (the copy held: data/, from,
+	// complete), copy.partial/ (a copy being made), restore/ (a restore under way), removing/.
+	StateMetaDir = ".slipway-state"
+)
+
+// StateScript needs sh, cp (or tar), mv, rm, mkdir, cat, df and du: what coreutils or busybox
+// give any node image. Every step can be killed and run again: each phase ends with a marker
+// (a file written last, or an atomic rename on the volume), and a rerun resumes from it.
+//
+// In mode start, with V the template's version and D the version the data was handed to:
+//   - a restore under way is finished first;
+//   - a copy held from V while D is not V: the release after V failed and this template is the
+//     rollback, so the copy goes back into place by renames (the failed data is dropped);
+//   - D is V: nothing (a restart, or a release that keeps the layout), but a copy taken at V
+//     itself (killed before D changed) is dropped;
+//   - else a migration from D to V: unless a copy is held already (of the data the last good
+//     release ran on), the free space is checked and the data copied, then D becomes V.
+//
+// In mode remove (the removal Job after the release at V ran ready), the copy goes.
+const StateScript = `set -eu
+root=${SLIPWAY_STATE_ROOT:-/var/lib}
+to=${SLIPWAY_STATE_VERSION-}
+meta=$root/` + StateMetaDir + `
+say() { printf 'slipway-state: %s\n' "$*"; }
+fail() { say "$*" >&2; exit 1; }
+# each calls "$1" with every entry of directory $2 the copy covers, and its name: all but
+# slipway's own directory and lost+found, which belongs to the file system.
+each() {
+	for e in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+		if [ ! -e "$e" ] && [ ! -L "$e" ]; then continue; fi
+		n=${e##*/}
+		case $n in ` + StateMetaDir + `|lost+found) continue ;; esac
+		"$1" "$e" "$n"
+	done
+}
+dataversion() { if [ -f "$meta/version" ]; then cat "$meta/version"; fi; }
+setversion() {
+	printf '%s' "$1" >"$meta/version.new"
+	mv -f "$meta/version.new" "$meta/version"
+}
+# drop removes a directory of meta: renamed first, so that a kill never leaves half of it
+# where a rerun would read it.
+drop() {
+	rm -rf "$meta/removing"
+	if [ -e "$1" ]; then mv "$1" "$meta/removing"; fi
+	rm -rf "$meta/removing"
+}
+mark() { found=1; }
+addsize() { need=$((need + $(du -sk -- "$1" | { read -r k _; echo "$k"; }))); }
+copy() {
+	need=0
+	each addsize "$root"
+	avail=$(df -Pk "$root" | { read -r _; read -r _ _ _ a _; echo "$a"; })
+	if [ "$need" -gt "$avail" ]; then
+		fail "not enough free space to copy $root before the migration to version '$to': it needs ${need} KiB, the volume has ${avail} KiB free; nothing was changed"
+	fi
+	p=$meta/copy.partial
+	mkdir -p "$p/data"
+	: >"$p/probe"
+	if cp -a --reflink=auto "$p/probe" "$p/probe2" 2>/dev/null; then
+		how=reflink
+	elif cp -a "$p/probe" "$p/probe2" 2>/dev/null; then
+		how=cp
+	elif tar --xattrs -cf /dev/null -C "$p" probe 2>/dev/null; then
+		how=tarx
+	else
+		how=tar
+	fi
+	rm -f "$p/probe" "$p/probe2"
+	# One cp (or tar) for every entry, so that hard links between them stay links.
+	set --
+	for e in "$root"/* "$root"/.[!.]* "$root"/..?*; do
+		if [ ! -e "$e" ] && [ ! -L "$e" ]; then continue; fi
+		case ${e##*/} in ` + StateMetaDir + `|lost+found) continue ;; esac
+		case $how in tar*) set -- "$@" "./${e##*/}" ;; *) set -- "$@" "$e" ;; esac
+	done
+	case $how in
+	reflink) cp -a --reflink=auto -- "$@" "$p/data/" ;;
+	cp) cp -a -- "$@" "$p/data/" ;;
+	tarx) (cd "$root" && tar --xattrs -cf - -- "$@") | (cd "$p/data" && tar --xattrs --xattrs-include='*' -xpf -) ;;
+	tar) (cd "$root" && tar -cf - -- "$@") | (cd "$p/data" && tar -xpf -) ;;
+	esac
+	printf '%s' "$(dataversion)" >"$p/from"
+	: >"$p/complete"
+	mv "$p" "$meta/copy"
+	say "copied $root (${need} KiB, $how) before the migration from version '$(cat "$meta/copy/from")' to '$to'"
+}
+moveout() {
+	if [ -e "$meta/restore/out/$2" ] || [ -L "$meta/restore/out/$2" ]; then fail "restore: $meta/restore/out/$2 is in the way"; fi
+	mv -- "$1" "$meta/restore/out/$2"
+}
+movein() {
+	if [ -e "$root/$2" ] || [ -L "$root/$2" ]; then fail "restore: $root/$2 is in the way"; fi
+	mv -- "$1" "$root/$2"
+}
+# restore puts the copy back by renames on the volume, in three phases each ended by its
+# marker: the data of the failed release out, the copy in (and the version back), clean up.
+restore() {
+	if [ ! -f "$meta/restore/from" ]; then
+		drop "$meta/restore"
+		mkdir -p "$meta/restore/out"
+		cat "$meta/copy/from" >"$meta/restore/from.new"
+		mv "$meta/restore/from.new" "$meta/restore/from"
+	fi
+	if [ ! -f "$meta/restore/moved-out" ]; then
+		each moveout "$root"
+		: >"$meta/restore/moved-out"
+	fi
+	if [ ! -f "$meta/restore/moved-in" ]; then
+		if [ -d "$meta/copy/data" ]; then each movein "$meta/copy/data"; fi
+		setversion "$(cat "$meta/restore/from")"
+		: >"$meta/restore/moved-in"
+	fi
+	drop "$meta/copy"
+	drop "$meta/restore"
+	say "put back the copy of $root taken at version '$(dataversion)'; the data of the failed release is removed"
+}
+mkdir -p "$meta"
+rm -rf "$meta/copy.partial" "$meta/removing" "$meta/version.new"
+case ${1:-start} in
+start)
+	if [ -d "$meta/restore" ]; then
+		if [ -f "$meta/restore/from" ]; then restore; else drop "$meta/restore"; fi
+	fi
+	d=$(dataversion)
+	if [ -f "$meta/copy/complete" ] && [ "$(cat "$meta/copy/from")" = "$to" ] && [ "$d" != "$to" ]; then
+		restore
+	elif [ "$d" = "$to" ]; then
+		# A copy taken at this very version was never handed on (killed before the version
+		# changed): it is no backup of anything, and would go stale.
+		if [ -f "$meta/copy/complete" ] && [ "$(cat "$meta/copy/from")" = "$to" ]; then drop "$meta/copy"; fi
+	elif [ -f "$meta/copy/complete" ]; then
+		say "keeping the copy taken at version '$(cat "$meta/copy/from")': no release has run ready since"
+		setversion "$to"
+	else
+		found=
+		each mark "$root"
+		if [ -n "$found" ]; then copy; fi
+		setversion "$to"
+	fi
+	;;
+remove)
+	if [ -d "$meta/restore" ]; then fail "a restore is under way: the copy stays"; fi
+	d=$(dataversion)
+	if [ "$d" != "$to" ]; then fail "the data is at version '$d', not '$to': the copy stays"; fi
+	drop "$meta/copy"
+	say "removed the copy of $root"
+	;;
+*) fail "unknown mode $1" ;;
+esac
+`

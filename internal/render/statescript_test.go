@@ -1,0 +1,474 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+// These tests run StateScript, the exact text of the init container and the removal Job,
+// with /bin/sh against a tree of files, directories, symlinks, a hard link, modes, owners and
+// extended attributes, and compare manifests of the tree before and after.
+
+// runScript runs the state step in mode with version, over root; extra is prepended to PATH
+// (stand-ins for df, cp, mv that fake a full volume, an old cp, or a kill).
+func runScript(t *testing.T, root, mode, version, extra string, env ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", StateScript, InitContainerState, mode)
+	path := os.Getenv("PATH")
+	if extra != "" {
+		path = extra + ":" + path
+	}
+	cmd.Env = append([]string{"PATH=" + path, "SLIPWAY_STATE_ROOT=" + root, EnvStateVersion + "=" + version}, env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustRun(t *testing.T, root, mode, version string) string {
+	t.Helper()
+	out, err := runScript(t, root, mode, version, "")
+	if err != nil {
+		t.Fatalf("state step %s at version %q: %v\n%s", mode, version, err, out)
+	}
+	return out
+}
+
+// makeTree fills root with what a node's /var/lib holds.
+func makeTree(t *testing.T, root string) {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := func(rel string, mode os.FileMode, body string) {
+		p := filepath.Join(root, rel)
+		must(os.MkdirAll(filepath.Dir(p), 0o755))
+		must(os.WriteFile(p, []byte(body), 0o600))
+		must(os.Chmod(p, mode))
+	}
+	file("postgresql/16/main/base/1/1259", 0o600, strings.Repeat("page", 4096))
+	file("postgresql/16/main/PG_VERSION", 0o600, "16\n")
+	file("ssh/ssh_host_ed25519_key", 0o600, "secret key\n")
+	file("ssh/ssh_host_ed25519_key.pub", 0o644, "ssh-ed25519 AAAA\n")
+	file("app/bin/run", 0o4755, "#!/bin/sh\n")
+	file("app/name with spaces\nand a newline", 0o640, "odd name\n")
+	file(".hidden", 0o644, "dot file\n")
+	file("..dots", 0o644, "two dots\n")
+	file("-dash", 0o644, "leading dash\n")
+	file("empty", 0o644, "")
+	must(os.Mkdir(filepath.Join(root, "spool"), 0o755))
+	must(os.Chmod(filepath.Join(root, "spool"), 0o1777))
+	must(os.Mkdir(filepath.Join(root, "private"), 0o700))
+	must(os.Symlink("16/main", filepath.Join(root, "postgresql/current")))
+	must(os.Symlink("/etc/hostname", filepath.Join(root, "absolute-link")))
+	must(os.Symlink("gone", filepath.Join(root, "dangling")))
+	must(os.Link(filepath.Join(root, "ssh/ssh_host_ed25519_key.pub"), filepath.Join(root, "app/hostkey.pub")))
+	must(os.Mkdir(filepath.Join(root, "lost+found"), 0o700))
+	must(unix.Setxattr(filepath.Join(root, "postgresql/16/main/PG_VERSION"), "user.checksum", []byte("abc"), 0))
+	must(unix.Setxattr(filepath.Join(root, "spool"), "user.purpose", []byte("mail"), 0))
+	must(unix.Lsetxattr(filepath.Join(root, "app/bin/run"), "user.empty", nil, 0))
+	if os.Geteuid() == 0 {
+		must(os.Lchown(filepath.Join(root, "postgresql"), 70, 70))
+		must(os.Lchown(filepath.Join(root, "postgresql/16/main/PG_VERSION"), 70, 71))
+		must(os.Lchown(filepath.Join(root, "postgresql/current"), 70, 70))
+		must(os.Lchown(filepath.Join(root, "private"), 1234, 5678))
+	}
+}
+
+// manifest lists every entry under root but slipway's directory: path, type and mode, owner,
+// size, links, modification time, content hash or link target, and extended attributes.
+func manifest(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == StateMetaDir {
+			return filepath.SkipDir
+		}
+		if rel == "." {
+			return nil // the mount point itself: renames inside it change its times
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		fi, _ := d.Info()
+		line := fmt.Sprintf("%q %s uid=%d gid=%d size=%d nlink=%d mtime=%d.%09d", rel, fi.Mode(), st.Uid, st.Gid, st.Size, st.Nlink, st.Mtim.Sec, st.Mtim.Nsec)
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			line += " -> " + target
+		case fi.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h := sha256.Sum256(b)
+			line += " sha256=" + hex.EncodeToString(h[:8])
+		}
+		return appendXattrs(&out, line, p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func appendXattrs(out *[]string, line, p string) error {
+	buf := make([]byte, 4096)
+	n, err := unix.Llistxattr(p, buf)
+	if err != nil && !errors.Is(err, unix.ENOTSUP) {
+		return err
+	}
+	var names []string
+	for _, name := range strings.Split(string(buf[:max(n, 0)]), "\x00") {
+		if name != "" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v := make([]byte, 256)
+		m, err := unix.Lgetxattr(p, name, v)
+		if err != nil {
+			return err
+		}
+		line += fmt.Sprintf(" %s=%q", name, v[:m])
+	}
+	*out = append(*out, line)
+	return nil
+}
+
+// migrate plays the release that fails: it rewrites, removes and adds data, as a migration
+// would, before its pod is found not ready.
+func migrate(t *testing.T, root string) {
+	t.Helper()
+	for _, err := range []error{
+		os.WriteFile(filepath.Join(root, "postgresql/16/main/PG_VERSION"), []byte("17\n"), 0o600),
+		os.RemoveAll(filepath.Join(root, "ssh")),
+		os.WriteFile(filepath.Join(root, "new-format.db"), []byte("migrated"), 0o644),
+		os.Chmod(filepath.Join(root, "private"), 0o755),
+		unix.Setxattr(filepath.Join(root, "spool"), "user.purpose", []byte("changed"), 0),
+		os.RemoveAll(filepath.Join(root, "dangling")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func metaFile(t *testing.T, root, name string) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, StateMetaDir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// stub writes an executable sh script name into a new directory and returns the directory.
+func stub(t *testing.T, name, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestStateScriptCopyFailRestore(t *testing.T) {
+	realCp, err := exec.LookPath("cp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, from, to string
+		path           string // stand-ins on PATH: which copy the script falls back to
+		how            string
+	}{
+		{name: "old layout, reflink-capable cp", from: "", to: "2", how: "reflink"},
+		{name: "versioned, reflink-capable cp", from: "1", to: "2", how: "reflink"},
+		{name: "cp without --reflink", from: "1", to: "2", how: "cp",
+			path: stub(t, "cp", `for a; do [ "$a" = --reflink=auto ] && { echo "cp: unrecognized option '--reflink=auto'" >&2; exit 1; }; done; exec `+realCp+` "$@"`+"\n")},
+		{name: "no cp -a: tar with xattrs", from: "1", to: "2", how: "tarx",
+			path: stub(t, "cp", "echo 'cp: invalid option -- a' >&2; exit 1\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tc.from != "" {
+				// The first release, on an empty claim: nothing to copy.
+				if out := mustRun(t, root, "start", tc.from); out != "" {
+					t.Errorf("the first start says %q, want nothing", out)
+				}
+			}
+			makeTree(t, root)
+			before := manifest(t, root)
+			out, err := runScript(t, root, "start", tc.to, tc.path)
+			if err != nil {
+				t.Fatalf("copy: %v\n%s", err, out)
+			}
+			if !strings.Contains(out, ", "+tc.how+") before the migration from version '"+tc.from+"' to '"+tc.to+"'") {
+				t.Errorf("copy output %q does not say it copied with %s from %q to %q", out, tc.how, tc.from, tc.to)
+			}
+			if v, _ := metaFile(t, root, "version"); v != tc.to {
+				t.Errorf("version after the copy = %q, want %q", v, tc.to)
+			}
+			// lost+found belongs to the file system: it is neither copied nor moved.
+			inCopy := slices.DeleteFunc(slices.Clone(before), func(l string) bool { return strings.HasPrefix(l, `"lost+found" `) })
+			if diff := cmp.Diff(inCopy, manifest(t, filepath.Join(root, StateMetaDir, "copy", "data"))); diff != "" {
+				t.Errorf("the copy differs from the data (-want +got):\n%s", diff)
+			}
+			migrate(t, root)
+			// The pod restarts (same template) before it is found not ready: no second copy.
+			mustRun(t, root, "start", tc.to)
+			if diff := cmp.Diff(inCopy, manifest(t, filepath.Join(root, StateMetaDir, "copy", "data"))); diff != "" {
+				t.Errorf("a restart of the new release changed the copy (-want +got):\n%s", diff)
+			}
+			// The rollback: the previous template's pod starts.
+			out = mustRun(t, root, "start", tc.from)
+			if !strings.Contains(out, "put back the copy") {
+				t.Errorf("restore output %q does not say it put the copy back", out)
+			}
+			if diff := cmp.Diff(before, manifest(t, root)); diff != "" {
+				t.Errorf("the restored tree differs from the original (-want +got):\n%s", diff)
+			}
+			if v, _ := metaFile(t, root, "version"); v != tc.from {
+				t.Errorf("version after the restore = %q, want %q", v, tc.from)
+			}
+			entries, _ := os.ReadDir(filepath.Join(root, StateMetaDir))
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if diff := cmp.Diff([]string{"version"}, names); diff != "" {
+				t.Errorf("slipway's directory after the restore (-want +got):\n%s", diff)
+			}
+			// The rolled-back pod restarting later changes nothing.
+			mustRun(t, root, "start", tc.from)
+			if diff := cmp.Diff(before, manifest(t, root)); diff != "" {
+				t.Errorf("a restart after the restore changed the tree (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+
+// killer puts stand-ins for cp, mv and rm on PATH that count their calls in a shared file and
+// kill the script's shell (SIGKILL, as a node's pod is killed) at call number at: after the
+// call, or for a cp of several entries, after copying only the first of them.
+func killer(t *testing.T) (dir string, env func(at int) []string, calls func() int) {
+	t.Helper()
+	dir = t.TempDir()
+	counter := filepath.Join(dir, "calls")
+	for _, name := range []string{"cp", "mv", "rm"} {
+		real, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf(`n=$(( $(cat %[1]q) + 1 )); echo $n >%[1]q
+if [ "$n" = "$KILL_AT" ]; then
+	if [ %[2]q = cp ] && [ $# -ge 4 ]; then
+		for last; do :; done
+		%[3]q -a "$3" "$last"
+	else
+		%[3]q "$@"
+	fi
+	kill -KILL $PPID
+	exit 1
+fi
+exec %[3]q "$@"
+`, counter, name, real)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env = func(at int) []string {
+		if err := os.WriteFile(counter, []byte("0"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return []string{fmt.Sprintf("KILL_AT=%d", at)}
+	}
+	calls = func() int {
+		b, _ := os.ReadFile(counter)
+		var n int
+		fmt.Sscan(string(b), &n)
+		return n
+	}
+	return dir, env, calls
+}
+
+// TestStateScriptKilledConverges kills the copy, then the restore, after each of their cp, mv
+// and rm calls in turn; the step run again (as the restarted pod runs it) converges, and the
+// rollback gives back the original tree.
+func TestStateScriptKilledConverges(t *testing.T) {
+	dir, env, calls := killer(t)
+	fresh := func(t *testing.T) (string, []string) {
+		root := t.TempDir()
+		mustRun(t, root, "start", "1")
+		makeTree(t, root)
+		return root, manifest(t, root)
+	}
+	// How many calls each step makes when nothing kills it.
+	root, _ := fresh(t)
+	if out, err := runScript(t, root, "start", "2", dir, env(0)...); err != nil {
+		t.Fatalf("copy: %v\n%s", err, out)
+	}
+	copyCalls := calls()
+	migrate(t, root)
+	if out, err := runScript(t, root, "start", "1", dir, env(0)...); err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	restoreCalls := calls()
+	if copyCalls < 3 || restoreCalls < 10 {
+		t.Fatalf("the copy made %d calls and the restore %d: the stand-ins are not used", copyCalls, restoreCalls)
+	}
+	killed := func(t *testing.T, root, version string, at int) {
+		t.Helper()
+		out, err := runScript(t, root, "start", version, dir, env(at)...)
+		if err == nil {
+			t.Fatalf("the step at version %s was not killed at call %d:\n%s", version, at, out)
+		}
+	}
+	for at := 1; at <= copyCalls; at++ {
+		t.Run(fmt.Sprintf("copy killed at call %d, run again", at), func(t *testing.T) {
+			root, before := fresh(t)
+			killed(t, root, "2", at)
+			mustRun(t, root, "start", "2")
+			if v, _ := metaFile(t, root, "version"); v != "2" {
+				t.Errorf("version = %q, want 2", v)
+			}
+			migrate(t, root)
+			mustRun(t, root, "start", "1")
+			if diff := cmp.Diff(before, manifest(t, root)); diff != "" {
+				t.Errorf("after the rollback (-want +got):\n%s", diff)
+			}
+		})
+		t.Run(fmt.Sprintf("copy killed at call %d, rolled back", at), func(t *testing.T) {
+			// The new release's container never started: its data is as it was.
+			root, before := fresh(t)
+			killed(t, root, "2", at)
+			mustRun(t, root, "start", "1")
+			if diff := cmp.Diff(before, manifest(t, root)); diff != "" {
+				t.Errorf("after the rollback (-want +got):\n%s", diff)
+			}
+			if _, ok := metaFile(t, root, "copy/complete"); ok {
+				t.Errorf("a copy is still held after the rollback")
+			}
+		})
+	}
+	for at := 1; at <= restoreCalls; at++ {
+		t.Run(fmt.Sprintf("restore killed at call %d", at), func(t *testing.T) {
+			root, before := fresh(t)
+			mustRun(t, root, "start", "2")
+			migrate(t, root)
+			killed(t, root, "1", at)
+			mustRun(t, root, "start", "1")
+			if diff := cmp.Diff(before, manifest(t, root)); diff != "" {
+				t.Errorf("after the restore run again (-want +got):\n%s", diff)
+			}
+			if v, _ := metaFile(t, root, "version"); v != "1" {
+				t.Errorf("version = %q, want 1", v)
+			}
+		})
+	}
+}
+
+func TestStateScriptSequences(t *testing.T) {
+	full := stub(t, "df", "echo 'Filesystem 1024-blocks Used Available Capacity Mounted on'; echo '/dev/vdb 1000 999 1 99% /var/lib'\n")
+	type run struct {
+		mode, version, path string
+		migrate             bool   // the release's container changes the data after the step
+		fails               string // the step fails saying this
+	}
+	for _, tc := range []struct {
+		name string
+		runs []run
+		// want: the tree is the original (or the migrated one), the version, a copy held
+		original bool
+		version  string
+		held     bool
+	}{
+		{name: "not enough free space: nothing changed, nothing to restore",
+			runs: []run{
+				{mode: "start", version: "2", path: full, fails: "not enough free space to copy"},
+				{mode: "start", version: "1"},
+			},
+			original: true, version: "1"},
+		{name: "success, then the removal",
+			runs:    []run{{mode: "start", version: "2", migrate: true}, {mode: "remove", version: "2"}, {mode: "remove", version: "2"}},
+			version: "2"},
+		{name: "the removal refuses data of another version",
+			runs:    []run{{mode: "start", version: "2", migrate: true}, {mode: "remove", version: "3", fails: "the data is at version '2', not '3'"}},
+			version: "2", held: true},
+		{name: "two releases that never ran ready keep the first copy",
+			runs:     []run{{mode: "start", version: "2", migrate: true}, {mode: "start", version: "3", migrate: true}, {mode: "start", version: "1"}},
+			original: true, version: "1"},
+		{name: "a release after a success copies afresh",
+			runs: []run{
+				{mode: "start", version: "2", migrate: true}, {mode: "remove", version: "2"},
+				{mode: "start", version: "3"}, {mode: "start", version: "2"},
+			},
+			version: "2"},
+		{name: "the file reverted before the new release ran ready",
+			runs:     []run{{mode: "start", version: "2", migrate: true}, {mode: "start", version: "1"}},
+			original: true, version: "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			mustRun(t, root, "start", "1")
+			makeTree(t, root)
+			original := manifest(t, root)
+			var migrated []string
+			for i, r := range tc.runs {
+				out, err := runScript(t, root, r.mode, r.version, r.path)
+				switch {
+				case r.fails == "" && err != nil:
+					t.Fatalf("run %d (%s at %s): %v\n%s", i, r.mode, r.version, err, out)
+				case r.fails != "" && (err == nil || !strings.Contains(out, r.fails)):
+					t.Fatalf("run %d (%s at %s): err %v, output %q; want a failure saying %q", i, r.mode, r.version, err, out, r.fails)
+				}
+				if r.migrate {
+					migrate(t, root)
+					migrated = manifest(t, root)
+				}
+			}
+			want := migrated
+			if tc.original {
+				want = original
+			}
+			if diff := cmp.Diff(want, manifest(t, root)); diff != "" {
+				t.Errorf("the tree (-want +got):\n%s", diff)
+			}
+			if v, _ := metaFile(t, root, "version"); v != tc.version {
+				t.Errorf("version = %q, want %q", v, tc.version)
+			}
+			if _, held := metaFile(t, root, "copy/complete"); held != tc.held {
+				t.Errorf("copy held = %v, want %v", held, tc.held)
+			}
+		})
+	}
+}
