@@ -276,7 +276,6 @@ func TestStateScriptCopyFailRestore(t *testing.T) {
 	}
 }
 
-
 // killer puts stand-ins for cp, mv and rm on PATH that count their calls in a shared file and
 // kill the script's shell (SIGKILL, as a node's pod is killed) at call number at: after the
 // call, or for a cp of several entries, after copying only the first of them.
