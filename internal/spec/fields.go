@@ -33,7 +33,7 @@ var (
 	probeFields    = fields(leaf("exec"), sub("http", httpFields), leaf("tcp"))
 	httpFields     = fields(leaf("port"), leaf("path"))
 	resourceFields = fields(leaf("requests"), leaf("limits"))
-	stateFields    = fields(leaf("size"), leaf("storageClass"), leaf("protect"))
+	stateFields    = fields(leaf("size"), leaf("storageClass"), leaf("version"), leaf("protect"))
 	firewallFields = fields(
 		leaf("served"), leaf("published"), leaf("admin"), leaf("operator"),
 		leaf("internalSources"), leaf("adminSources"), leaf("operatorSources"),

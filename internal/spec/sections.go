@@ -77,6 +77,15 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 					nd.State.StorageClass = s
 				}
 			}
+			if sv := sm["version"]; sv != nil {
+				if s, ok := d.text(sv, path+".state.version"); ok {
+					if err := CheckStateVersion(s); err != nil {
+						d.errAt(deref(sv), path+".state.version", "%v", err)
+					} else {
+						nd.State.Version = s
+					}
+				}
+			}
 			if sv := sm["protect"]; sv != nil {
 				if b, ok := d.boolean(sv, path+".state.protect"); ok {
 					nd.State.Protect = b

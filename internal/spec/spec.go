@@ -143,6 +143,9 @@ type HTTPProbe struct {
 type StateVolume struct {
 	Size         resource.Quantity
 	StorageClass string // "": the cluster's default class
+	// Version is the layout version of the data on /var/lib (SPEC §6a); "" takes the image's
+	// label LabelStateVersion. A change is a migration: the data is copied first.
+	Version string
 	// Protect makes plan fail for any change that deletes the claim: the node removed, the
 	// claim replaced, destroy (SPEC §6a).
 	Protect bool

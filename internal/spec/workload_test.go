@@ -96,6 +96,12 @@ func TestParseInvalidWorkload(t *testing.T) {
 		{"protect not a boolean", web(
 			"    state: {protect: maybe}",
 		), []string{`slipway.yaml:5: nodes.web.state.protect: must be true or false, not a string`}},
+		{"state version with a space", web(
+			"    state: {version: 'v 2'}",
+		), []string{`slipway.yaml:5: nodes.web.state.version: state version "v 2": only letters, digits, '.', '_' and '-'`}},
+		{"state version empty", web(
+			"    state: {version: ''}",
+		), []string{`slipway.yaml:5: nodes.web.state.version: state version "" must be 1 to 63 characters`}},
 		{"spread not a boolean", web(
 			"    placement: {spread: yes-please}",
 		), []string{`slipway.yaml:5: nodes.web.placement.spread: must be true or false, not a string`}},
