@@ -99,6 +99,7 @@ func TestDryRunExamples(t *testing.T) {
 		"disruption": "testdata/workload/disruption.yaml", "probes": "testdata/workload/probes.yaml",
 		"config": "testdata/workload/config.yaml", "role-config": "testdata/workload/role-config.yaml",
 		"servicemonitor": "testdata/workload/servicemonitor.yaml",
+		"state": "testdata/workload/state.yaml",
 	}
 	for example, file := range files {
 		t.Run(example, func(t *testing.T) {
@@ -125,6 +126,11 @@ func TestDryRunExamples(t *testing.T) {
 					}
 				}
 				w.take()
+				if example == "state" {
+					// The removal Job the engine makes after a migration, from the node's template.
+					d, _ := find[*appsv1.Deployment](objs, "Deployment", "db")
+					objs = append(objs, render.StateRemovalJob(in.Namespace, g.Name, "db", "14", in.Images["db"], "", &d.Spec.Template.Spec))
+				}
 				for _, o := range objs {
 					if _, err := c.Apply(ctx, o, kube.ApplyOptions{DryRun: true}); err != nil {
 						t.Errorf("stop signal %v: %v", stop, err)

@@ -60,6 +60,9 @@ type Input struct {
 	// ServiceMonitors makes the ServiceMonitors roles ask for. The kind is a CRD of the
 	// Prometheus Operator, so it is off unless the caller knows the cluster has it.
 	ServiceMonitors bool
+	// StateVersions maps a node to its state version (SPEC §6a) when it has one: the file's,
+	// else its image's label. nil takes the file's.
+	StateVersions map[string]string
 }
 
 // Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
@@ -334,6 +337,9 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: spec.ClaimName(n.Name)}}}}, ps.Volumes...)
 	c.VolumeMounts = append([]corev1.VolumeMount{{Name: "state", MountPath: StateMountPath}}, c.VolumeMounts...)
 	ps.Containers = []corev1.Container{c}
+	if v := r.stateVersion(n); v != "" {
+		ps.InitContainers = []corev1.Container{StateInitContainer(c.Image, v)}
+	}
 	d := r.deployment(n.Name, r.labels(spec.LabelNode, n.Name), 1, ps)
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	workload(d, n, n.Workload)

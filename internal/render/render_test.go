@@ -80,6 +80,7 @@ func TestGolden(t *testing.T) {
 		{"secrets and config", "testdata/workload/config.yaml", "testdata/workload/config.golden.yaml", false},
 		{"a role's own env, config and secrets", "testdata/workload/role-config.yaml", "testdata/workload/role-config.golden.yaml", false},
 		{"service monitor", "testdata/workload/servicemonitor.yaml", "testdata/workload/servicemonitor.golden.yaml", false},
+		{"state version", "testdata/workload/state.yaml", "testdata/workload/state.golden.yaml", false},
 	}
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by config.yaml's secret
 	// The publish example: a TSIG secret to load, and the dev environment's Gateway.
