@@ -97,6 +97,11 @@ type NodePlan struct {
 	// Records are the DNS records apply publishes, changes or retires for the node, and
 	// the conflicts that refuse it (SPEC §7).
 	Records []RecordChange `json:"records,omitempty"`
+	// Migration is a state version change rolled out in this run (SPEC §6a).
+	Migration *Migration `json:"migration,omitempty"`
+	// RemoveCopy is a copy of /var/lib the volume holds that is no longer needed (its
+	// migration ran ready, but the removal did not finish): apply removes it.
+	RemoveCopy *Copy `json:"removeCopy,omitempty"`
 }
 
 // Plan is the outcome of planning one group.
@@ -142,6 +147,8 @@ type Counts struct {
 	// Records are DNS record sets to publish, change or retire; RecordConflicts names held
 	// by records slipway does not own (their nodes are refused, the others go on).
 	Records, RecordConflicts int
+	// Migrate counts state migrations, RemoveCopy copies of /var/lib apply removes.
+	Migrate, RemoveCopy int
 }
 
 // Counts returns the totals of the plan.
@@ -175,6 +182,12 @@ func (p *Plan) Counts() Counts {
 			} else {
 				c.Records++
 			}
+		}
+		if n.Migration != nil {
+			c.Migrate++
+		}
+		if n.RemoveCopy != nil {
+			c.RemoveCopy++
 		}
 	}
 	return c
@@ -244,6 +257,11 @@ type Input struct {
 	MachineIDs map[string]string
 	// RunningImages maps a node to the image its live Deployment names.
 	RunningImages map[string]string
+	// Versions maps a node to its state version (the file's, else its image's label),
+	// StateVersions to the one the state recorded it ran ready with, Copies to the copy of
+	// /var/lib the state says its volume may hold (SPEC §6a).
+	Versions, StateVersions map[string]string
+	Copies                  map[string]Copy
 }
 
 // Compute makes the plan.
@@ -381,6 +399,7 @@ func Compute(in Input) *Plan {
 			p.Drift = append(p.Drift, Drift{Node: node, Running: run, State: run, Note: SuspendedPendingNote})
 		}
 	}
+	addMigrations(p, in)
 	return p
 }
 

@@ -32,6 +32,9 @@ const (
 	StepAwaitReady StepKind = "await-ready"
 	// StepStartRole applies a role's Deployment at Replicas and waits for it within Limit.
 	StepStartRole StepKind = "start-role"
+	// StepRemoveCopy runs the Job that removes the copy of /var/lib a migration left on the
+	// node's volume, once the release at Version ran ready (SPEC §6a).
+	StepRemoveCopy StepKind = "remove-copy"
 	// StepPrune deletes the objects that left a node (a role removed, say).
 	StepPrune StepKind = "prune"
 	// StepRemoveNode deletes every object of a node that left the group, and its state.
@@ -85,6 +88,10 @@ type Step struct {
 	Rollback Rollback      `json:"rollback,omitempty"`
 	// Records are what publish-dns and retire-dns change, as planned.
 	Records []RecordChange `json:"records,omitempty"`
+	// Migration is the state version change an apply-deployment or await-rollout rolls out;
+	// StateVersion the version whose data a remove-copy keeps (SPEC §6a).
+	Migration    *Migration `json:"migration,omitempty"`
+	StateVersion string     `json:"stateVersion,omitempty"`
 }
 
 // stepJSON is a Step as JSON: the limit as text ("5m0s"), replicas only where they count.
@@ -218,6 +225,8 @@ func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration) []Step
 	}
 	if len(np.Changes) > 0 {
 		out = append(out, objectSteps(p, g, n, np, limit)...)
+	} else if np.RemoveCopy != nil {
+		out = append(out, removeCopy(p.Namespace, n.Name, np.RemoveCopy.To, limit))
 	}
 	if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Create || r.Action == Update }); len(rs) > 0 {
 		out = append(out, Step{Kind: StepPublishDNS, Node: n.Name, Records: rs})
@@ -237,6 +246,10 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 		return Key{Kind: "Deployment", Namespace: p.Namespace, Name: spec.RoleObjectName(n.Name, r.Name)}
 	}
 	main := p.Change(mainKey)
+	if np.RemoveCopy != nil {
+		// Before the rollout: a migration in this run must not keep it as its backup.
+		out = append(out, removeCopy(p.Namespace, n.Name, np.RemoveCopy.To, limit))
+	}
 	addr := addressSteps(p, g, n)
 	out = append(out, addr.before...)
 	stopped := stoppedRoles(p, n, main, roleKey)
@@ -254,8 +267,11 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 			replicas = 0
 		}
 		out = append(out,
-			Step{Kind: StepApplyDeployment, Node: n.Name, Object: &mainKey, Action: main.Action},
-			Step{Kind: StepAwaitRollout, Node: n.Name, Object: &mainKey, Replicas: replicas, Limit: limit, Rollback: rb})
+			Step{Kind: StepApplyDeployment, Node: n.Name, Object: &mainKey, Action: main.Action, Migration: np.Migration},
+			Step{Kind: StepAwaitRollout, Node: n.Name, Object: &mainKey, Replicas: replicas, Limit: limit, Rollback: rb, Migration: np.Migration})
+		if np.Migration != nil && !p.Suspended {
+			out = append(out, removeCopy(p.Namespace, n.Name, np.Migration.To, limit))
+		}
 	}
 	out = append(out, addr.after...)
 	// Roles start only next to a ready node: without a rollout in this run, the node's
@@ -335,9 +351,15 @@ func (s Step) String() string {
 	case StepStopRole:
 		return fmt.Sprintf("stop role %s (Deployment %s to 0 replicas)", s.Role, s.Object.Name)
 	case StepApplyDeployment:
+		if s.Migration != nil {
+			return fmt.Sprintf("%s Deployment %s (state migration %s: its init container %s copies /var/lib on the volume before the node starts)", s.Action, s.Object.Name, migrationText(s.Migration), spec.InitContainerState)
+		}
 		return fmt.Sprintf("%s Deployment %s", s.Action, s.Object.Name)
 	case StepAwaitRollout:
 		back := "on failure roll back to the last template that ran ready"
+		if s.Migration != nil {
+			back += ", which puts the copy of /var/lib back first; the state keeps version " + quoted(s.Migration.From)
+		}
 		if s.Rollback == RollbackNone {
 			back = "nothing to roll back to"
 		}
@@ -350,6 +372,8 @@ func (s Step) String() string {
 			what = string(s.Action) + " " + what
 		}
 		return fmt.Sprintf("start role %s (%s, %s, limit %s)", s.Role, what, replicasText(s.Replicas), s.Limit)
+	case StepRemoveCopy:
+		return fmt.Sprintf("remove the copy of /var/lib from the volume (Job %s on the pod's host; the data stays at state version %s; limit %s)", s.Object.Name, s.StateVersion, s.Limit)
 	case StepPrune:
 		return "delete " + names(s.Objects)
 	case StepRemoveNode:

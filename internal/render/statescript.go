@@ -1,11 +1,13 @@
 package render
 
+import "slipway.dev/slipway/internal/spec"
+
 // The state step of a versioned node (SPEC §6a, FR-006b). It runs as the init container
 // InitContainerState of the node's pod (mode "start", before the node's own container) and as
 // the removal Job after a successful migration (mode "remove"). The same text runs in both,
 // and statescript_test.go runs exactly this text with /bin/sh.
 const (
-	InitContainerState = "slipway-state"
+	InitContainerState = spec.InitContainerState
 	// EnvStateVersion is the state version of the template the step runs for; "" is a node
 	// deployed before it declared one.
 	EnvStateVersion = "SLIPWAY_STATE_VERSION"

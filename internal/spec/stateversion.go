@@ -19,3 +19,7 @@ func CheckStateVersion(v string) error {
 	}
 	return nil
 }
+
+// InitContainerState is the init container of a versioned node's pod that runs the state
+// step (render.StateScript) before the node's own container.
+const InitContainerState = "slipway-state"

@@ -69,7 +69,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 				imgs = append(imgs, im)
 			}
 		}
-		if len(np.Changes) == 0 && len(imgs) == 0 && len(np.Records) == 0 {
+		if len(np.Changes) == 0 && len(imgs) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
 			continue
 		}
 		title := "node " + np.Node
@@ -89,6 +89,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		for _, rc := range np.Records {
 			fmt.Fprintln(w, changeLine(pal, marks[rc.Action], string(rc.Action), rc.String()))
 		}
+		writeMigration(w, pal, np)
 		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
@@ -103,6 +104,12 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 	}
 	if c.RecordConflicts > 0 {
 		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d DNS conflict(s): apply refuses their nodes", c.RecordConflicts)))
+	}
+	if c.Migrate > 0 {
+		fmt.Fprintf(w, "; %s", pal.yellow(fmt.Sprintf("%d state migration(s)", c.Migrate)))
+	}
+	if c.RemoveCopy > 0 {
+		fmt.Fprintf(w, "; %d cop(ies) of /var/lib to remove", c.RemoveCopy)
 	}
 	fmt.Fprintln(w, ".")
 }
@@ -181,6 +188,9 @@ type planCounts struct {
 	// names held by records slipway does not own (apply refuses their nodes).
 	Records         int `json:"records"`
 	RecordConflicts int `json:"recordConflicts"`
+	// Migrate counts state migrations, RemoveCopy copies of /var/lib apply removes.
+	Migrate    int `json:"migrate"`
+	RemoveCopy int `json:"removeCopy"`
 }
 
 // planDoc is `plan -o json`: the plan without the rendered objects (those are for
@@ -221,7 +231,8 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 		StateSerial: p.StateSerial, StateLineage: p.StateLineage, Suspended: p.Suspended,
 		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: p.HasChanges(),
 		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
-			Conflict: c.Conflict, Terminating: c.Terminating, Records: c.Records, RecordConflicts: c.RecordConflicts},
+			Conflict: c.Conflict, Terminating: c.Terminating, Records: c.Records, RecordConflicts: c.RecordConflicts,
+			Migrate: c.Migrate, RemoveCopy: c.RemoveCopy},
 		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
 		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift),
 	}

@@ -1,0 +1,60 @@
+package plan
+
+import (
+	"time"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// Migration is a change of a node's state version (SPEC §6a): the new pod copies /var/lib on
+// its volume before the node starts; a failed rollout puts the copy back.
+type Migration struct {
+	From string `json:"from"` // the version the node last ran ready with; "" before it had one
+	To   string `json:"to"`
+}
+
+// Copy is a copy of /var/lib on a node's volume: taken at version From before the migration
+// to To.
+type Copy struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// addMigrations marks, per node of the file, a version change that its Deployment's update
+// rolls out, and a copy left held after its migration ran ready (SPEC §6a). A node created in
+// this run has no data to copy: its version is recorded when it runs ready.
+func addMigrations(p *Plan, in Input) {
+	for i := range p.Nodes {
+		np := &p.Nodes[i]
+		want, ok := in.Versions[np.Node]
+		if !ok || np.Removed {
+			continue
+		}
+		had := in.StateVersions[np.Node]
+		c := p.Change(Key{Kind: "Deployment", Namespace: in.Namespace, Name: np.Node})
+		if want != "" && want != had && c != nil && c.Action == Update {
+			np.Migration = &Migration{From: had, To: want}
+		}
+		// A copy whose migration was recorded as run ready is no backup any more: a migration
+		// in this run needs the place, and a failed one must not put it back.
+		if cp, held := in.Copies[np.Node]; held && cp.To == had && cp.From != had {
+			np.RemoveCopy = &cp
+		}
+	}
+}
+
+// removeCopy is the step that removes a node's copy once the data is at version.
+func removeCopy(ns, node, version string, limit time.Duration) Step {
+	return Step{Kind: StepRemoveCopy, Node: node, Object: &Key{Kind: "Job", Namespace: ns, Name: spec.ClaimName(node)}, StateVersion: version, Limit: limit}
+}
+
+// migrationText is "1 -> 2", "none -> 2" for a node that had no version.
+func migrationText(m *Migration) string { return quoted(m.From) + " -> " + quoted(m.To) }
+
+// quoted is a version as plan prints it: "none" for no version.
+func quoted(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
+}
