@@ -257,7 +257,7 @@ func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps,
 // records the node in the state after its objects and at its end.
 func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 	nr := &nodeRun{run: r, node: r.t.Group.Node(ns.Node)}
-	if np := r.nodes[ns.Node]; np == nil || len(np.Changes) == 0 && len(np.Records) == 0 {
+	if np := r.nodes[ns.Node]; np == nil || len(np.Changes) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
 		e.emit(event.Event{Node: ns.Node, Phase: event.PhaseUnchanged, Ready: 1, Desired: 1})
 		return e.recordNodeStep(ctx, r, nr.node, "for the unchanged objects")
 	}
@@ -302,6 +302,8 @@ func (e *Engine) runStep(ctx context.Context, nr *nodeRun, st plan.Step) error {
 		return e.awaitReady(ctx, nr.run, st)
 	case plan.StepStartRole:
 		return e.startRole(ctx, nr.run, st)
+	case plan.StepRemoveCopy:
+		return e.removeCopy(ctx, nr, st)
 	case plan.StepPrune:
 		return e.prune(ctx, nr.run, st)
 	case plan.StepRemoveNode:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,9 +72,17 @@ type publisher interface {
 	WaitService(ctx context.Context, ns, name string, done func(*corev1.Service) bool) error
 }
 
+// jobRunner runs a Job to its end: the removal of a copy of /var/lib (SPEC §6a).
+type jobRunner interface {
+	// RunJob creates job (after deleting one of that name left by an earlier run), waits up to
+	// limit for it to succeed or fail, and deletes it with its pods.
+	RunJob(ctx context.Context, job *batchv1.Job, limit time.Duration) error
+}
+
 // Cluster is every call the engine makes to Kubernetes.
 type Cluster interface {
 	objectWriter
+	jobRunner
 	rolloutWatcher
 	clusterReader
 	publisher

@@ -50,6 +50,7 @@ type Engine struct {
 	mu     sync.Mutex
 	images map[string]v1.Image // built during Plan by image name, pushed during Apply
 	writes chan struct{}       // the object applies in flight, Parallelism at most
+	labels stateLabels         // the node images' state version labels, read during Plan
 	stop   stopSignalCheck
 	dns    dnsServer // Options.DNS, or the one made from the group's publish:
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,9 @@ type fakeCluster struct {
 	onCall   func(call string) // called after each change, outside the lock
 	// serves holds the kinds of CRDs the cluster has (ServesKind).
 	serves map[schema.GroupVersionKind]bool
-	pub    fakePublish // the Gateway, its controller and the load balancer (fakepublish_test.go)
+	pub    fakePublish    // the Gateway, its controller and the load balancer (fakepublish_test.go)
+	jobs   []*batchv1.Job // the Jobs run, in order
+	jobErr error          // what RunJob returns
 }
 
 type fakeDeployment struct {
@@ -357,3 +360,13 @@ func (f *fakeCluster) DeleteNamespaceAndWait(context.Context, string) error {
 }
 
 func applyOptions() kube.ApplyOptions { return kube.ApplyOptions{Force: true} }
+
+// RunJob plays a Job that runs to its end: it records the Job and fails with jobErr.
+func (f *fakeCluster) RunJob(_ context.Context, job *batchv1.Job, _ time.Duration) error {
+	f.mu.Lock()
+	f.jobs = append(f.jobs, job.DeepCopy())
+	err := f.jobErr
+	f.mu.Unlock()
+	f.log(fmt.Sprintf("run Job %s", job.Name))
+	return err
+}

@@ -109,7 +109,11 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	}
 	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
 	suspended := isSuspended(doc)
-	desired, err := desiredObjects(t, images, ids, l.features, suspended)
+	versions, err := e.stateVersions(t.Group)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := desiredObjects(t, images, ids, versions, l.features, suspended)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +146,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		Interrupted: map[string]string{},
 	}
 	stateInput(&in, doc)
+	migrationInput(&in, versions, doc)
 	for _, n := range t.Group.Nodes {
 		if d := liveByKey[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
 			in.RunningImages[n.Name] = containerImage(d, render.ContainerNode)
@@ -202,13 +207,13 @@ func (e *Engine) listLive(ctx context.Context, t Target) listed {
 
 // desiredObjects are the group's objects as apply would apply them: rendered with the images'
 // digests and the machine IDs, every Deployment at 0 while the group is suspended.
-func desiredObjects(t Target, images []plan.Image, ids map[string]string, f features, suspended bool) ([]*unstructured.Unstructured, error) {
+func desiredObjects(t Target, images []plan.Image, ids, versions map[string]string, f features, suspended bool) ([]*unstructured.Unstructured, error) {
 	refs := map[string]string{}
 	for _, im := range images {
 		refs[im.Name] = im.Digest
 	}
 	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids,
-		StopSignal: f.stop, ServiceMonitors: f.monitors})
+		StopSignal: f.stop, ServiceMonitors: f.monitors, StateVersions: versions})
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +301,11 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 		mu.Lock()
 		e.images[job.Name] = img
 		mu.Unlock()
+		if job.Name == nodeOfJob(t.Group, job.Name) {
+			if cf, err := img.ConfigFile(); err == nil && cf != nil {
+				e.labels.set(job.Name, cf.Config.Labels[spec.LabelStateVersion])
+			}
+		}
 	})
 	return out, errors.Join(errs...)
 }

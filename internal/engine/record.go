@@ -135,14 +135,15 @@ func (r *recorder) inFlight(ctx context.Context, node, deployment, image, msg st
 	})
 }
 
-// ready records that image, with pod-template-hash hash, became ready.
-func (r *recorder) ready(ctx context.Context, node, deployment, image, hash string) error {
+// ready records that image, with pod-template-hash hash and state version, became ready.
+func (r *recorder) ready(ctx context.Context, node, deployment, image, hash, version string) error {
 	return r.update(ctx, "after the rollout of deployment "+deployment, func(d *state.Document) {
 		ns := r.node(node)
 		ns.PreviousReady = image
 		if hash != "" {
 			ns.ReadyTemplate = hash
 		}
+		ranReady(ns, version)
 		ns.LastRollout = &event.Rollout{Result: event.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(image)}
 	})
 }
@@ -162,6 +163,8 @@ func (r *recorder) rolledBack(ctx context.Context, node, deployment, oldImage, h
 		ns.PreviousReady = oldImage
 		if hash != "" {
 			ns.ReadyTemplate = hash
+			// It ran ready: its state step put the copy back first (or there was none).
+			ns.Copy = nil
 		}
 		ns.LastRollout = &event.Rollout{Result: event.RolloutRolledBack, Time: time.Now().UTC(), Message: why, Digest: digestOf(oldImage)}
 	})

@@ -47,6 +47,11 @@ func (e *Engine) applyDeployment(ctx context.Context, nr *nodeRun, st plan.Step)
 		if nr.p.Suspended {
 			msg = suspendedNote
 		}
+		if st.Migration != nil {
+			if err := nr.rec.migrating(ctx, st.Node, k.Name, st.Migration.To); err != nil {
+				return err
+			}
+		}
 		if err := nr.rec.inFlight(ctx, st.Node, k.Name, newImage, msg); err != nil {
 			return err
 		}
@@ -87,7 +92,7 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 		}
 		return ctx.Err()
 	}
-	o := rolloutOutcome{node: st.Node, deployment: k.Name, image: a.image, res: res, prev: a.prev}
+	o := rolloutOutcome{node: st.Node, deployment: k.Name, image: a.image, res: res, prev: a.prev, version: templateVersion(nr.byKey[k])}
 	if st.Rollback == plan.RollbackNone {
 		o.prev = nil // created in this run: nothing ran before it
 	}
@@ -107,6 +112,8 @@ type rolloutOutcome struct {
 	// ("" for a first deploy).
 	prev   *appsv1.Deployment
 	noPrev string
+	// version is the state version of the template rolled out (SPEC §6a).
+	version string
 }
 
 // rollbackFunc sets a Deployment back to prev and waits for it: the outcome, the template
@@ -135,7 +142,7 @@ func (e *Engine) rollbackFunc(ctx context.Context, w deploymentWatch, k plan.Key
 // again. A state write that fails fails the run, after the cluster step it records.
 func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, rollback rollbackFunc, report func() string) error {
 	if o.res.Phase == status.Ready {
-		return rec.ready(ctx, o.node, o.deployment, o.image, o.hash)
+		return rec.ready(ctx, o.node, o.deployment, o.image, o.hash, o.version)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("deployment %s: rollout interrupted; the next apply follows it again", o.deployment)
@@ -156,7 +163,13 @@ func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, ro
 		return errors.Join(err, rec.failed(ctx, o.node, o.deployment, o.image, why))
 	}
 	oldImage := firstImage(o.prev.Spec.Template.Spec.Containers)
-	e.emit(event.Event{Node: o.node, Phase: event.PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s", o.deployment, o.res.Reason, digestOf(oldImage))})
+	restore := ""
+	if cp := rec.copyOf(o.node); cp != nil {
+		// A migration failed: the template set back puts the copy back before its node starts.
+		o.prev = withStateRestore(o.prev, cp.From)
+		restore = fmt.Sprintf(" (its init container %s puts back the copy of /var/lib taken at state version %s; the state keeps that version)", render.InitContainerState, versionText(cp.From))
+	}
+	e.emit(event.Event{Node: o.node, Phase: event.PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s%s", o.deployment, o.res.Reason, digestOf(oldImage), restore)})
 	back, hash, err := rollback(o.prev)
 	if err != nil {
 		// The Deployment still has the failed template: the marker stays in flight, and the
@@ -165,9 +178,9 @@ func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, ro
 	}
 	werr := rec.rolledBack(ctx, o.node, o.deployment, oldImage, hash, why)
 	if back.Phase != status.Ready {
-		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s, but that did not become ready either: %s%s", o.deployment, why, digestOf(oldImage), back.Message, rep)
+		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s, but that did not become ready either: %s%s", o.deployment, why, digestOf(oldImage), restore, back.Message, rep)
 	} else {
-		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s", o.deployment, why, digestOf(oldImage), rep)
+		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s%s", o.deployment, why, digestOf(oldImage), restore, rep)
 	}
 	return errors.Join(err, werr)
 }

@@ -11,6 +11,7 @@ import (
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
@@ -217,6 +218,7 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentW
 	o := rolloutOutcome{node: node, deployment: tg.key.Name, res: res}
 	if dep, _, _, _ := w.Deployment(tg.key.Namespace, tg.key.Name); dep != nil {
 		o.image = firstImage(dep.Spec.Template.Spec.Containers)
+		o.version, _ = render.StateInitVersion(&dep.Spec.Template.Spec)
 	}
 	switch {
 	case res.Phase == status.Ready && !rec.pending(node):

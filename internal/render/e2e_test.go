@@ -99,7 +99,7 @@ func TestDryRunExamples(t *testing.T) {
 		"disruption": "testdata/workload/disruption.yaml", "probes": "testdata/workload/probes.yaml",
 		"config": "testdata/workload/config.yaml", "role-config": "testdata/workload/role-config.yaml",
 		"servicemonitor": "testdata/workload/servicemonitor.yaml",
-		"state": "testdata/workload/state.yaml",
+		"state":          "testdata/workload/state.yaml",
 	}
 	for example, file := range files {
 		t.Run(example, func(t *testing.T) {

@@ -53,6 +53,20 @@ type NodeState struct {
 	// the relay), written before their UPDATE is sent and dropped after they are retired: a
 	// name removed from the file is retired even if the server is read back only partly.
 	DNS []DNSRecord `json:"dns,omitempty"`
+	// StateVersion is the state version the node last ran ready with (SPEC §6a): written
+	// only with a rollout that ran ready, so it is never ahead of the data. "": none (a node
+	// without a version, or deployed before slipway recorded it).
+	StateVersion string `json:"stateVersion,omitempty"`
+	// Copy is the copy of /var/lib its volume may hold: recorded before a migration's
+	// template is applied, cleared once a template that puts it back ran ready, or the
+	// removal Job removed it.
+	Copy *StateCopy `json:"copy,omitempty"`
+}
+
+// StateCopy is a copy of /var/lib taken at version From before the migration to To.
+type StateCopy struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // DNSRecord names a set of records slipway published (SPEC §7).

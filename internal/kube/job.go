@@ -1,0 +1,97 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// RunJob creates job, waits up to limit for it to complete or fail, and deletes it with its
+// pods. A Job of that name left by an earlier run (killed before it deleted it) is deleted
+// first: a Job's template cannot change, and its outcome is that run's.
+func (c *Client) RunJob(ctx context.Context, job *batchv1.Job, limit time.Duration) error {
+	jobs := c.Clientset.BatchV1().Jobs(job.Namespace)
+	name := qualified(job.Namespace, job.Name)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	if err := c.deleteJob(ctx, job.Namespace, job.Name); err != nil {
+		return err
+	}
+	if _, err := jobs.Create(ctx, job, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+		return fmt.Errorf("job %s: create: %w", name, err)
+	}
+	var failed string
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		j, err := jobs.Get(ctx, job.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Errorf("job %s: %w", name, err)
+		}
+		for _, cond := range j.Status.Conditions {
+			if cond.Status != corev1.ConditionTrue {
+				continue
+			}
+			switch cond.Type {
+			case batchv1.JobComplete:
+				return true, nil
+			case batchv1.JobFailed:
+				failed = cond.Reason + ": " + cond.Message
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err == nil && failed != "" {
+		err = fmt.Errorf("job %s failed: %s%s", name, failed, c.jobLog(ctx, job))
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("job %s did not finish within %s%s", name, limit, c.jobLog(ctx, job))
+	}
+	// Deleted whatever the outcome: it holds a pod on the volume's host, and its log is in err.
+	if derr := c.deleteJob(context.WithoutCancel(ctx), job.Namespace, job.Name); derr != nil && err == nil {
+		err = derr
+	}
+	return err
+}
+
+// deleteJob deletes Job name with its pods (background) and waits until it is gone.
+func (c *Client) deleteJob(ctx context.Context, ns, name string) error {
+	jobs := c.Clientset.BatchV1().Jobs(ns)
+	bg := metav1.DeletePropagationBackground
+	err := jobs.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("job %s: delete: %w", qualified(ns, name), err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := jobs.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// jobLog is the last log lines of the Job's pod, as "; last log lines: …", "" when none.
+func (c *Client) jobLog(ctx context.Context, job *batchv1.Job) string {
+	pods, err := c.Clientset.CoreV1().Pods(job.Namespace).List(context.WithoutCancel(ctx), metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
+	if err != nil || len(pods.Items) == 0 || len(job.Spec.Template.Spec.Containers) == 0 {
+		return ""
+	}
+	logs := c.PodLogTail(context.WithoutCancel(ctx), job.Namespace, pods.Items[0].Name, job.Spec.Template.Spec.Containers[0].Name, 10)
+	if logs == "" {
+		return ""
+	}
+	return "; last log lines: " + strings.ReplaceAll(logs, "\n", " | ")
+}
