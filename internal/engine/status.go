@@ -52,6 +52,10 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 			}
 			ns.LastRollout = st.LastRollout
 			ns.Suspended = st.Suspended
+			ns.StateVersion = st.StateVersion
+			if c := st.Copy; c != nil {
+				ns.Copy = &status.StateCopy{From: c.From, To: c.To, Removable: c.To == st.StateVersion}
+			}
 		}
 		d := deps[name]
 		if d != nil {

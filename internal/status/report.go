@@ -49,6 +49,12 @@ type Node struct {
 	// Protected: the node's claim is protected (state.protect; the state's for a node that
 	// left the file): plan refuses to delete it (SPEC §6a).
 	Protected bool `json:"protected"`
+	// StateVersion is the state version the node last ran ready with, as the state recorded
+	// it (SPEC §6a); "" when it has none.
+	StateVersion string `json:"stateVersion,omitempty"`
+	// Copy is the copy of /var/lib the state says the node's volume holds: a migration's
+	// backup until it runs ready, then until the removal Job removed it.
+	Copy *StateCopy `json:"copy,omitempty"`
 	// InFile is false for a node the state or the cluster holds but the group file no longer
 	// names (the next apply removes it).
 	InFile bool `json:"inFile"`
@@ -75,4 +81,13 @@ type Role struct {
 	Phase   Phase  `json:"phase"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+}
+
+// StateCopy is a copy of /var/lib taken at state version From before the migration to To.
+type StateCopy struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Removable: the migration to To ran ready, so the copy is no backup any more; the next
+	// apply removes it. Otherwise a failed rollout to To puts it back.
+	Removable bool `json:"removable"`
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -58,10 +59,20 @@ func Status(w io.Writer, s *status.Group) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tDESIRED\tRUNNING\tPODS\tSTATUS\tROLES\tSUSPENDED")
+	// The STATE column only where a node has a state version or holds a copy (SPEC §6a).
+	versioned := slices.ContainsFunc(s.Nodes, func(n status.Node) bool { return n.StateVersion != "" || n.Copy != nil })
+	header := "NODE\tDESIRED\tRUNNING\tPODS\tSTATUS\tROLES"
+	if versioned {
+		header += "\tSTATE"
+	}
+	fmt.Fprintln(tw, header+"\tSUSPENDED")
 	for _, n := range s.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", n.Node, shortDigest(n.Desired), shortDigest(n.Running),
-			n.Ready, n.Replicas, phaseText(n.Phase, n.Reason), rolesText(n.Roles), yesNo(n.Suspended))
+		row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s\t%s", n.Node, shortDigest(n.Desired), shortDigest(n.Running),
+			n.Ready, n.Replicas, phaseText(n.Phase, n.Reason), rolesText(n.Roles))
+		if versioned {
+			row += "\t" + stateText(n)
+		}
+		fmt.Fprintln(tw, row+"\t"+yesNo(n.Suspended))
 	}
 	_ = tw.Flush()
 
@@ -75,6 +86,9 @@ func Status(w io.Writer, s *status.Group) {
 		}
 		if n.Protected {
 			notes = append(notes, fmt.Sprintf("node %s: its claim is protected (state.protect): plan refuses to delete or replace it", n.Node))
+		}
+		if note := copyNote(n); note != "" {
+			notes = append(notes, note)
 		}
 		if n.Drift {
 			notes = append(notes, fmt.Sprintf("node %s: runs %s, the state wants %s: the next apply rolls it out again", n.Node, n.Running, n.Desired))

@@ -24,6 +24,7 @@ func sampleStatus() *status.Group {
 		Nodes: []status.Node{
 			{Node: "web", Desired: digestB, Running: digestA, Drift: true, Ready: 1, Replicas: 1, Phase: "ready",
 				InFile: true, InState: true, Names: []string{"www.example.org", "example.org"}, Address: []string{"192.0.2.1"},
+				StateVersion: "1", Copy: &status.StateCopy{From: "1", To: "2"},
 				Roles: []status.Role{{Name: "worker", Replicas: 0, Want: 2, Phase: "ready"}, {Name: "sso", Ready: 1, Replicas: 1, Want: 1, Phase: "ready"}},
 				LastRollout: &event.Rollout{Result: event.RolloutRolledBack, Time: at, Digest: digestA,
 					Message: "CrashLoopBackOff: pod web-1: container node: back-off restarting failed container"}},
@@ -31,6 +32,7 @@ func sampleStatus() *status.Group {
 				Message: "pod db-1: container node: cannot pull", InFile: true, InState: true,
 				LastRollout: &event.Rollout{Result: event.RolloutFailed, Time: at, Digest: digestA, Message: "ErrImagePull: pod db-1: container node: cannot pull"}},
 			{Node: "cache", Desired: digestA, Running: digestA, Ready: 1, Replicas: 1, Phase: "ready", InFile: true, InState: true, Protected: true,
+				StateVersion: "3", Copy: &status.StateCopy{From: "2", To: "3", Removable: true},
 				LastRollout: &event.Rollout{Result: event.RolloutReady, Time: at, Digest: digestA}},
 			{Node: "new", Phase: status.Absent, InFile: true, Names: []string{"new.example.org"}},
 			{Node: "old", Desired: digestA, Running: digestA, Ready: 1, Replicas: 1, Phase: "ready", InState: true},
