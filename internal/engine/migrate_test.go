@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -179,5 +180,31 @@ func TestApplyMigrationKilled(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"apply Deployment web", "run Job web-state"}, r.f.Calls()); d != "" {
 		t.Errorf("calls (-want +got):\n%s", d)
+	}
+}
+
+// TestLogContainer: a failure report shows the log of the init container that failed (the
+// state step's "not enough free space"), else the node's.
+func TestLogContainer(t *testing.T) {
+	failedInit := corev1.ContainerStatus{Name: render.InitContainerState, RestartCount: 1,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}
+	doneInit := corev1.ContainerStatus{Name: render.InitContainerState, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}
+	for _, tc := range []struct {
+		name string
+		init []corev1.ContainerStatus
+		want string
+	}{
+		{"no init container", nil, render.ContainerNode},
+		{"the state step ran", []corev1.ContainerStatus{doneInit}, render.ContainerNode},
+		{"the state step fails", []corev1.ContainerStatus{failedInit}, render.InitContainerState},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: render.ContainerNode}}},
+				Status: corev1.PodStatus{InitContainerStatuses: tc.init}}
+			if got := logContainer(p); got != tc.want {
+				t.Errorf("logContainer = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -68,7 +69,7 @@ func (e *Engine) failureReport(ctx context.Context, w deploymentWatch, k plan.Ke
 		container := render.ContainerNode
 		for _, p := range pods {
 			if p.Name == res.Pod && len(p.Spec.Containers) > 0 {
-				container = p.Spec.Containers[0].Name
+				container = logContainer(p)
 			}
 		}
 		if logs := e.o.Kube.PodLogTail(context.WithoutCancel(ctx), k.Namespace, res.Pod, container, 20); logs != "" {
@@ -76,4 +77,15 @@ func (e *Engine) failureReport(ctx context.Context, w deploymentWatch, k plan.Ke
 		}
 	}
 	return b.String()
+}
+
+// logContainer is the container of p whose log tells why it fails: an init container that
+// failed or keeps failing (the state step found too little free space, say), else the first.
+func logContainer(p *corev1.Pod) string {
+	for _, cs := range p.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 || cs.State.Waiting != nil && cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode != 0 {
+			return cs.Name
+		}
+	}
+	return p.Spec.Containers[0].Name
 }
