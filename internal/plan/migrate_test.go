@@ -13,7 +13,7 @@ import (
 func deployment(name, version string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": name, "namespace": "demo", "labels": map[string]any{LabelNode: name}},
+		"metadata": map[string]any{"name": name, "namespace": "demo", "labels": map[string]any{spec.LabelNode: name}},
 		"spec":     map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]any{"v": version}}}},
 	}}
 	return u
