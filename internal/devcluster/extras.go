@@ -55,7 +55,10 @@ func (e *Env) ensurePublishing(ctx context.Context, fresh bool, progress io.Writ
 	if all {
 		// Whoever started them applied the Gateway (cluster.json may have been written since by
 		// a slipway that does not know the field).
-		e.Gateway = Gateway
+		if e.Gateway == "" {
+			e.Gateway = Gateway
+			return e.save()
+		}
 		return nil
 	}
 	start := time.Now()
