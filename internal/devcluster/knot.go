@@ -170,6 +170,7 @@ func startDetached(bin string, args []string, logPath, dir string) (int, error) 
 		return 0, err
 	}
 	defer lf.Close()
+	closeInheritedOnExec()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.Dir = dir

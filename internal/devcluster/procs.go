@@ -74,6 +74,7 @@ func (e *Env) startExec(name, exe string, args []string, extraEnv ...string) (in
 		return 0, err
 	}
 	defer lf.Close()
+	closeInheritedOnExec()
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.Env = append(os.Environ(), extraEnv...)
