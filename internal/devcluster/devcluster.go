@@ -62,12 +62,8 @@ func DefaultDir() (string, error) {
 
 // Exports is the shell text that points slipway, kubectl and client-go at the cluster.
 func (e *Env) Exports() string {
-	dns := ""
-	if e.DNSServer != "" {
-		dns = fmt.Sprintf(" SLIPWAY_DNS_SERVER=%s SLIPWAY_TSIG_SECRET_FILE=%s", e.DNSServer, e.TSIGSecretFile)
-	}
-	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s%s PATH=%s:$PATH\n",
-		e.Kubeconfig, e.Kubeconfig, e.Registry, dns, e.BinDir) + e.gatewayExports()
+	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s PATH=%s:$PATH\n",
+		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports()
 }
 
 // save writes e to cluster.json, which Load reads.

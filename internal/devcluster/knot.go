@@ -239,3 +239,12 @@ func (e *Env) ensureExtras(ctx context.Context, progress io.Writer) error {
 	}
 	return e.save()
 }
+
+// dnsExports is the line of Exports for the DNS server: where it is and the file of the
+// TSIG secret (never the secret).
+func (e *Env) dnsExports() string {
+	if e.DNSServer == "" {
+		return ""
+	}
+	return fmt.Sprintf("export SLIPWAY_DNS_SERVER=%s SLIPWAY_TSIG_SECRET_FILE=%s\n", e.DNSServer, e.TSIGSecretFile)
+}
