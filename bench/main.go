@@ -151,6 +151,7 @@ func main() {
 		res: Result{Command: "go run ./bench " + strings.Join(os.Args[1:], " "), Time: time.Now().UTC(),
 			Nodes: *nodes, Parallelism: *parallelism, Machine: machine(), Floors: map[string]float64{}}}
 	b.scale = *scale || *publish // neither runs the peers
+	b.publish = *publish
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		log.Fatal(err)
@@ -193,6 +194,7 @@ type bench struct {
 	parallelism int
 	waitLimit   time.Duration
 	scale       bool
+	publish     bool
 
 	env        *devcluster.Env
 	kc         *kube.Client

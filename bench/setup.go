@@ -69,8 +69,9 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 		b.toolEnv = slices.DeleteFunc(b.toolEnv, func(s string) bool { return strings.HasPrefix(s, k+"=") })
 	}
 
-	// Leftovers of a killed run go first.
-	for _, ns := range []string{nsSlipway, nsKubectl, nsHelm, nsScale, nsPlain, nsPublish} {
+	// Leftovers of a killed run of this mode go first; another mode's namespaces may be in use
+	// by a run of that mode beside this one.
+	for _, ns := range b.namespaces() {
 		if err := b.kc.DeleteNamespaceAndWait(ctx, ns); err != nil {
 			return err
 		}
@@ -184,4 +185,15 @@ func randHex() string {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// namespaces are the namespaces this mode's runs use.
+func (b *bench) namespaces() []string {
+	switch {
+	case b.publish:
+		return []string{nsPlain, nsPublish}
+	case b.scale:
+		return []string{nsScale}
+	}
+	return []string{nsSlipway, nsKubectl, nsHelm}
 }
