@@ -117,43 +117,20 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	foreignNS := l.ns != nil && !ownsNamespace(l.ns, t.Group.Name)
-	if foreignNS {
-		desired = withoutNamespace(desired)
+	in, err := e.compare(ctx, t, l, desired, forApply)
+	if err != nil {
+		return nil, err
 	}
-	foreign, liveByKey := l.foreign, maps.Clone(l.live)
-	if l.ns != nil {
-		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
-	}
-	dry, immutable := map[plan.Key]*unstructured.Unstructured{}, map[plan.Key]string{}
-	// A namespace being deleted forbids every create: the plan says it is being deleted
-	// (Compute) rather than fail on the first dry run, and apply refuses it.
-	if l.ns == nil || l.ns.GetDeletionTimestamp() == nil {
-		newNS := ""
-		if l.ns == nil {
-			newNS = t.Namespace
-		}
-		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, foreign, newNS, forApply); err != nil {
-			return nil, err
-		}
-	}
-	in := plan.Input{
-		Group: t.Group.Name, Namespace: t.Namespace, Suspended: suspended,
-		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable,
-		Foreign: foreign, ForeignNamespace: foreignNS,
-		Images: images, MachineIDs: ids,
-		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
-		Interrupted: map[string]string{},
-	}
+	in.Suspended, in.Images, in.MachineIDs = suspended, images, ids
 	stateInput(&in, doc)
 	migrationInput(&in, versions, doc)
 	for _, n := range t.Group.Nodes {
-		if d := liveByKey[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
+		if d := in.Live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
 			in.RunningImages[n.Name] = containerImage(d, render.ContainerNode)
 		}
 	}
 	if !suspended {
-		if in.NotReady, err = e.notReady(ctx, t, liveByKey); err != nil {
+		if in.NotReady, err = e.notReady(ctx, t, in.Live); err != nil {
 			return nil, err
 		}
 	}
@@ -167,7 +144,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 			p.Notes = append(p.Notes, note)
 		}
 	}
-	if err := e.planDNS(ctx, t, doc, liveByKey, p); err != nil {
+	if err := e.planDNS(ctx, t, doc, in.Live, p); err != nil {
 		return nil, err
 	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
@@ -191,6 +168,40 @@ type features struct {
 }
 
 // listLive reads the group's live objects, its namespace, whether the cluster honours a
+
+// compare reads what the cluster says of the desired objects: the live ones keyed with the
+// namespace, and a server-side dry run of what looks changed. A namespace being deleted
+// forbids every create: the plan says it is being deleted (Compute) rather than fail on the
+// first dry run, and apply refuses it.
+func (e *Engine) compare(ctx context.Context, t Target, l listed, desired []*unstructured.Unstructured, forApply bool) (plan.Input, error) {
+	foreignNS := l.ns != nil && !ownsNamespace(l.ns, t.Group.Name)
+	if foreignNS {
+		desired = withoutNamespace(desired)
+	}
+	liveByKey := maps.Clone(l.live)
+	if l.ns != nil {
+		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
+	}
+	dry, immutable := map[plan.Key]*unstructured.Unstructured{}, map[plan.Key]string{}
+	if l.ns == nil || l.ns.GetDeletionTimestamp() == nil {
+		newNS := ""
+		if l.ns == nil {
+			newNS = t.Namespace
+		}
+		var err error
+		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, l.foreign, newNS, forApply); err != nil {
+			return plan.Input{}, err
+		}
+	}
+	return plan.Input{
+		Group: t.Group.Name, Namespace: t.Namespace,
+		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable,
+		Foreign: l.foreign, ForeignNamespace: foreignNS,
+		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
+		Interrupted: map[string]string{},
+	}, nil
+}
+
 // pod's stop signal and whether it serves ServiceMonitors.
 func (e *Engine) listLive(ctx context.Context, t Target) listed {
 	var l listed
@@ -323,86 +334,6 @@ func nodeOfJob(g *spec.Group, name string) string {
 		}
 	}
 	return name
-}
-
-// dryRun asks the server, with a server-side-apply dry run, about every object apply would
-// create or change: what a changed-looking object would become (so that defaults the server
-// fills in never show as changes), and whether it refuses one it would create (too large,
-// invalid), so that plan fails before apply changes anything. Objects that Subset says are
-// unchanged cost no request; objects of that name slipway did not make (foreign) none either.
-// For apply (forApply), creates in a namespace that does not exist yet (newNS) are dry-run
-// one per shape (see dryRunGroups).
-func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured, newNS string, forApply bool) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
-	var todo []*unstructured.Unstructured
-	immutable := map[plan.Key]string{}
-	for _, d := range desired {
-		if foreign[plan.KeyOf(d)] != nil {
-			continue // not slipway's: the plan shows a conflict, apply refuses it
-		}
-		if why := serviceTypeChange(d, live[plan.KeyOf(d)]); why != "" {
-			immutable[plan.KeyOf(d)] = why
-			continue
-		}
-		if l := live[plan.KeyOf(d)]; l == nil || !plan.Subset(d.Object, l.Object) {
-			todo = append(todo, d)
-		}
-	}
-	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: immutable}
-	if !forApply || newNS == "" {
-		dr.run(ctx, todo)
-		return dr.dry, dr.immutable, errors.Join(dr.errs...)
-	}
-	groups, others := dryRunGroups(todo, live, newNS)
-	first := others
-	for _, g := range groups {
-		first = append(first, g[0])
-	}
-	refused := dr.run(ctx, first)
-	for _, g := range groups {
-		if refused[g[0]] {
-			dr.run(ctx, g[1:]) // name every object of a refused shape
-		}
-	}
-	return dr.dry, dr.immutable, errors.Join(dr.errs...)
-}
-
-// dryRuns collects the answers of dry runs.
-type dryRuns struct {
-	e         *Engine
-	live      map[plan.Key]*unstructured.Unstructured
-	mu        sync.Mutex
-	dry       map[plan.Key]*unstructured.Unstructured
-	immutable map[plan.Key]string
-	errs      []error
-}
-
-// run dry-runs objs and returns those the server refused.
-func (dr *dryRuns) run(ctx context.Context, objs []*unstructured.Unstructured) map[*unstructured.Unstructured]bool {
-	refused := map[*unstructured.Unstructured]bool{}
-	parallel.ForEach(max(dr.e.o.Parallelism, 8), objs, func(d *unstructured.Unstructured) {
-		out, err := dr.e.o.Kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
-		dr.mu.Lock()
-		defer dr.mu.Unlock()
-		switch {
-		case err == nil:
-			if dr.live[plan.KeyOf(d)] != nil {
-				dr.dry[plan.KeyOf(d)] = out
-			}
-		case kube.IsImmutableFieldError(err):
-			dr.immutable[plan.KeyOf(d)] = err.Error()
-		case kube.IsNamespaceNotFound(err, d.GetNamespace()):
-			// A create in a namespace apply makes first: the server checked what it checks
-			// before it looks the namespace up (the request's size, its decoding); the rest
-			// it checks when apply creates the object.
-		default:
-			if node := d.GetLabels()[spec.LabelNode]; node != "" {
-				err = fmt.Errorf("node %s: %w", node, err)
-			}
-			dr.errs = append(dr.errs, err)
-			refused[d] = true
-		}
-	})
-	return refused
 }
 
 // isSuspended reports whether suspend left the group at 0 replicas (every node marked).

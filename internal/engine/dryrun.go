@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/parallel"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// dryRun asks the server, with a server-side-apply dry run, about every object apply would
+// create or change: what a changed-looking object would become (so that defaults the server
+// fills in never show as changes), and whether it refuses one it would create (too large,
+// invalid), so that plan fails before apply changes anything. Objects that Subset says are
+// unchanged cost no request; objects of that name slipway did not make (foreign) none either.
+// For apply (forApply), creates in a namespace that does not exist yet (newNS) are dry-run
+// one per shape (see dryRunGroups).
+func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured, newNS string, forApply bool) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
+	var todo []*unstructured.Unstructured
+	immutable := map[plan.Key]string{}
+	for _, d := range desired {
+		if foreign[plan.KeyOf(d)] != nil {
+			continue // not slipway's: the plan shows a conflict, apply refuses it
+		}
+		if why := serviceTypeChange(d, live[plan.KeyOf(d)]); why != "" {
+			immutable[plan.KeyOf(d)] = why
+			continue
+		}
+		if l := live[plan.KeyOf(d)]; l == nil || !plan.Subset(d.Object, l.Object) {
+			todo = append(todo, d)
+		}
+	}
+	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: immutable}
+	if !forApply || newNS == "" {
+		dr.run(ctx, todo)
+		return dr.dry, dr.immutable, errors.Join(dr.errs...)
+	}
+	groups, others := dryRunGroups(todo, live, newNS)
+	first := others
+	for _, g := range groups {
+		first = append(first, g[0])
+	}
+	refused := dr.run(ctx, first)
+	for _, g := range groups {
+		if refused[g[0]] {
+			dr.run(ctx, g[1:]) // name every object of a refused shape
+		}
+	}
+	return dr.dry, dr.immutable, errors.Join(dr.errs...)
+}
+
+// dryRuns collects the answers of dry runs.
+type dryRuns struct {
+	e         *Engine
+	live      map[plan.Key]*unstructured.Unstructured
+	mu        sync.Mutex
+	dry       map[plan.Key]*unstructured.Unstructured
+	immutable map[plan.Key]string
+	errs      []error
+}
+
+// run dry-runs objs and returns those the server refused.
+func (dr *dryRuns) run(ctx context.Context, objs []*unstructured.Unstructured) map[*unstructured.Unstructured]bool {
+	refused := map[*unstructured.Unstructured]bool{}
+	parallel.ForEach(max(dr.e.o.Parallelism, 8), objs, func(d *unstructured.Unstructured) {
+		out, err := dr.e.o.Kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
+		dr.mu.Lock()
+		defer dr.mu.Unlock()
+		switch {
+		case err == nil:
+			if dr.live[plan.KeyOf(d)] != nil {
+				dr.dry[plan.KeyOf(d)] = out
+			}
+		case kube.IsImmutableFieldError(err):
+			dr.immutable[plan.KeyOf(d)] = err.Error()
+		case kube.IsNamespaceNotFound(err, d.GetNamespace()):
+			// A create in a namespace apply makes first: the server checked what it checks
+			// before it looks the namespace up (the request's size, its decoding); the rest
+			// it checks when apply creates the object.
+		default:
+			if node := d.GetLabels()[spec.LabelNode]; node != "" {
+				err = fmt.Errorf("node %s: %w", node, err)
+			}
+			dr.errs = append(dr.errs, err)
+			refused[d] = true
+		}
+	})
+	return refused
+}
