@@ -31,6 +31,34 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 	e.Ports = map[string]int{"etcd": p[0], "etcd-peer": p[1], "kube-apiserver": p[2], "registry": p[3]}
 	e.Server = fmt.Sprintf("https://127.0.0.1:%d", e.Ports["kube-apiserver"])
 	e.Registry = fmt.Sprintf("127.0.0.1:%d", e.Ports["registry"])
+	if err := e.startControlPlane(ctx, progress); err != nil {
+		return err
+	}
+	fmt.Fprintln(progress, "dev: starting kube-controller-manager, kube-scheduler, kwok and the registry")
+	if err := e.startWorkers(stagesDir); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(progress, "dev: creating nodes, the default StorageClass and the RuntimeClass systemd")
+	if err := e.kubectlApply(ctx, bootstrapObjects()); err != nil {
+		return err
+	}
+	if err := e.waitHTTP(ctx, "registry", "http://"+e.Registry+"/v2/", 30*time.Second); err != nil {
+		return err
+	}
+	if err := e.waitNodes(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	if err := e.save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "dev: ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// startControlPlane starts etcd and kube-apiserver, each once the one before answers, and
+// writes the kubeconfig.
+func (e *Env) startControlPlane(ctx context.Context, progress io.Writer) error {
 	pki := func(n string) string { return filepath.Join(e.Dir, "pki", n) }
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", e.Ports["etcd"])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", e.Ports["etcd-peer"])
@@ -70,11 +98,17 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 	if err := e.waitHTTP(ctx, "kube-apiserver", e.Server+"/readyz", 90*time.Second); err != nil {
 		return err
 	}
+	var err error
 	if e.Kubeconfig, err = writeKubeconfig(e.Dir, e.Server); err != nil {
 		return fmt.Errorf("dev cluster: kubeconfig: %w", err)
 	}
+	return nil
+}
 
-	fmt.Fprintln(progress, "dev: starting kube-controller-manager, kube-scheduler, kwok and the registry")
+// startWorkers starts what works against the API server: kube-controller-manager,
+// kube-scheduler, kwok and the registry. The caller printed what it starts.
+func (e *Env) startWorkers(stagesDir string) error {
+	pki := func(n string) string { return filepath.Join(e.Dir, "pki", n) }
 	if _, err := e.startProcess("kube-controller-manager", []string{
 		"--kubeconfig=" + e.Kubeconfig, "--secure-port=0", "--leader-elect=false",
 		"--service-account-private-key-file=" + pki("sa.key"), "--root-ca-file=" + pki("ca.crt"),
@@ -91,6 +125,13 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 	}); err != nil {
 		return err
 	}
+	if err := e.startKwok(stagesDir); err != nil {
+		return err
+	}
+	return e.startRegistry()
+}
+
+func (e *Env) startKwok(stagesDir string) error {
 	cfg, err := kwokConfig(stagesDir)
 	if err != nil {
 		return err
@@ -105,6 +146,10 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 	}); err != nil {
 		return err
 	}
+	return nil
+}
+
+func (e *Env) startRegistry() error {
 	regCfg := filepath.Join(e.Dir, "registry.yaml")
 	if err := os.WriteFile(regCfg, []byte(fmt.Sprintf(`version: 0.1
 log:
@@ -122,21 +167,6 @@ http:
 	if _, err := e.startProcess("registry", []string{"serve", regCfg}, "OTEL_TRACES_EXPORTER=none", "OTEL_SDK_DISABLED=true"); err != nil {
 		return err
 	}
-
-	fmt.Fprintln(progress, "dev: creating nodes, the default StorageClass and the RuntimeClass systemd")
-	if err := e.kubectlApply(ctx, bootstrapObjects()); err != nil {
-		return err
-	}
-	if err := e.waitHTTP(ctx, "registry", "http://"+e.Registry+"/v2/", 30*time.Second); err != nil {
-		return err
-	}
-	if err := e.waitNodes(ctx, 60*time.Second); err != nil {
-		return err
-	}
-	if err := e.save(); err != nil {
-		return err
-	}
-	fmt.Fprintf(progress, "dev: ready in %s\n", time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 
