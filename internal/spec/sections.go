@@ -58,60 +58,13 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 		}
 	}
 	if v := m["state"]; v != nil {
-		sm, ok := d.mapping(v, path+".state", stateFields)
-		if ok {
-			if sv := sm["size"]; sv != nil {
-				if q, ok := d.quantity(sv, path+".state.size"); ok {
-					if q.Sign() == 0 {
-						d.errAt(deref(sv), path+".state.size", "size must be more than 0")
-					} else {
-						nd.State.Size = q
-					}
-				}
-			}
-			if sv := sm["storageClass"]; sv != nil {
-				if s, ok := d.str(sv, path+".state.storageClass"); ok {
-					if !isSubdomain(s) {
-						d.errAt(deref(sv), path+".state.storageClass", "%q is not a DNS subdomain (lowercase letters, digits, '-' and '.')", s)
-					}
-					nd.State.StorageClass = s
-				}
-			}
-			if sv := sm["version"]; sv != nil {
-				if s, ok := d.text(sv, path+".state.version"); ok {
-					if err := CheckStateVersion(s); err != nil {
-						d.errAt(deref(sv), path+".state.version", "%v", err)
-					} else {
-						nd.State.Version = s
-					}
-				}
-			}
-			if sv := sm["protect"]; sv != nil {
-				if b, ok := d.boolean(sv, path+".state.protect"); ok {
-					nd.State.Protect = b
-				}
-			}
-		}
+		d.stateVolume(v, path+".state", &nd.State)
 	}
 	if v := m["firewall"]; v != nil {
 		nd.Firewall = d.firewall(v, path+".firewall")
 	}
 	if v := m["publishedNames"]; v != nil {
-		p := path + ".publishedNames"
-		d.mark(p, deref(v))
-		names, _ := d.strList(v, p)
-		items := deref(v).Content
-		for i, s := range names {
-			d.mark(index(p, i), deref(items[i]))
-			switch {
-			case !isDNSName(s):
-				d.errAt(deref(items[i]), index(p, i), "%q is not a DNS name", s)
-			case slices.Contains(nd.PublishedNames, s):
-				d.errAt(deref(items[i]), index(p, i), "name %s is repeated", s)
-			default:
-				nd.PublishedNames = append(nd.PublishedNames, s)
-			}
-		}
+		nd.PublishedNames = d.publishedNames(v, path+".publishedNames")
 	}
 	if v := m["roles"]; v != nil {
 		for _, e := range d.entries(v, path+".roles") {
@@ -387,4 +340,42 @@ func (d *decoder) firewall(n *yaml.Node, path string) Firewall {
 		f.Egress = d.peers(v, path+".egress", egressFields)
 	}
 	return f
+}
+
+// stateVolume reads a node's state: section (size, storageClass, version, protect) into st.
+func (d *decoder) stateVolume(v *yaml.Node, path string, st *StateVolume) {
+	sm, ok := d.mapping(v, path+"", stateFields)
+	if ok {
+		if sv := sm["size"]; sv != nil {
+			if q, ok := d.quantity(sv, path+".size"); ok {
+				if q.Sign() == 0 {
+					d.errAt(deref(sv), path+".size", "size must be more than 0")
+				} else {
+					st.Size = q
+				}
+			}
+		}
+		if sv := sm["storageClass"]; sv != nil {
+			if s, ok := d.str(sv, path+".storageClass"); ok {
+				if !isSubdomain(s) {
+					d.errAt(deref(sv), path+".storageClass", "%q is not a DNS subdomain (lowercase letters, digits, '-' and '.')", s)
+				}
+				st.StorageClass = s
+			}
+		}
+		if sv := sm["version"]; sv != nil {
+			if s, ok := d.text(sv, path+".version"); ok {
+				if err := CheckStateVersion(s); err != nil {
+					d.errAt(deref(sv), path+".version", "%v", err)
+				} else {
+					st.Version = s
+				}
+			}
+		}
+		if sv := sm["protect"]; sv != nil {
+			if b, ok := d.boolean(sv, path+".protect"); ok {
+				st.Protect = b
+			}
+		}
+	}
 }
