@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 )
 
@@ -23,7 +24,7 @@ func (e *Engine) awaitAddress(ctx context.Context, nr *nodeRun, st plan.Step) er
 	defer cancel()
 	var addr []string
 	err := e.o.Kube.WaitService(wctx, k.Namespace, k.Name, func(s *corev1.Service) bool {
-		addr = serviceIngress(s)
+		addr = kube.IngressOf(s)
 		return len(addr) > 0
 	})
 	switch {
@@ -36,21 +37,4 @@ func (e *Engine) awaitAddress(ctx context.Context, nr *nodeRun, st plan.Step) er
 		return fmt.Errorf("service %s/%s: no load-balancer address within %s (status.loadBalancer.ingress is empty): not rolled out", k.Namespace, k.Name, st.Limit)
 	}
 	return fmt.Errorf("waiting for the load-balancer address of service %s: %w", k.Name, err)
-}
-
-// serviceIngress is the ingress addresses of a LoadBalancer Service: its IPs, or host names.
-func serviceIngress(s *corev1.Service) []string {
-	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return nil
-	}
-	var out []string
-	for _, in := range s.Status.LoadBalancer.Ingress {
-		switch {
-		case in.IP != "":
-			out = append(out, in.IP)
-		case in.Hostname != "":
-			out = append(out, in.Hostname)
-		}
-	}
-	return out
 }

@@ -32,15 +32,7 @@ func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, liv
 	if len(items) == 0 {
 		return nil
 	}
-	srv, err := e.dnsServerFor(t)
-	if err != nil {
-		return err
-	}
-	owner, err := e.dnsOwner(ctx, t)
-	if err != nil {
-		return err
-	}
-	seen, err := srv.Read(ctx, probes(items))
+	_, owner, seen, err := e.readDNS(ctx, t, items)
 	if err != nil {
 		return err
 	}

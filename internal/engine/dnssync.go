@@ -20,15 +20,7 @@ func (e *Engine) syncDNS(ctx context.Context, t Target, rec *recorder, items []d
 	if len(items) == 0 {
 		return nil
 	}
-	srv, err := e.dnsServerFor(t)
-	if err != nil {
-		return err
-	}
-	owner, err := e.dnsOwner(ctx, t)
-	if err != nil {
-		return err
-	}
-	seen, err := srv.Read(ctx, probes(items))
+	srv, owner, seen, err := e.readDNS(ctx, t, items)
 	if err != nil {
 		return err
 	}

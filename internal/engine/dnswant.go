@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -79,7 +80,7 @@ func recordedDNS(doc *state.Document, wanted []dnsItem) []dnsItem {
 		have[w.key()] = true
 	}
 	var out []dnsItem
-	for _, node := range sortedKeys(doc.Nodes) {
+	for _, node := range slices.Sorted(maps.Keys(doc.Nodes)) {
 		for _, r := range doc.Nodes[node].DNS {
 			if !have[r] {
 				have[r] = true
@@ -87,15 +88,6 @@ func recordedDNS(doc *state.Document, wanted []dnsItem) []dnsItem {
 			}
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 
@@ -144,4 +136,22 @@ func (e *Engine) nodeAddress(ctx context.Context, t Target, node string) ([]stri
 		return gatewayAddresses(gw), err
 	}
 	return e.o.Kube.ServiceIngress(ctx, t.Namespace, node)
+}
+
+// readDNS opens the group's DNS server and reads what it holds at items' names, with the owner
+// this group's records carry: what both plan and apply start from.
+func (e *Engine) readDNS(ctx context.Context, t Target, items []dnsItem) (dnsServer, string, []dns.Seen, error) {
+	srv, err := e.dnsServerFor(t)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	owner, err := e.dnsOwner(ctx, t)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	seen, err := srv.Read(ctx, probes(items))
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return srv, owner, seen, nil
 }

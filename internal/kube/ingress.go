@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -18,6 +19,14 @@ func (c *Client) ServiceIngress(ctx context.Context, ns, name string) ([]string,
 	if err != nil {
 		return nil, fmt.Errorf("service %s/%s: %w", ns, name, err)
 	}
+	return IngressOf(s), nil
+}
+
+// IngressOf is the ingress addresses of a LoadBalancer Service: its IPs, or host names.
+func IngressOf(s *corev1.Service) []string {
+	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return nil
+	}
 	var out []string
 	for _, in := range s.Status.LoadBalancer.Ingress {
 		switch {
@@ -27,5 +36,5 @@ func (c *Client) ServiceIngress(ctx context.Context, ns, name string) ([]string,
 			out = append(out, in.Hostname)
 		}
 	}
-	return out, nil
+	return out
 }
