@@ -289,35 +289,9 @@ func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 
 // runStep runs one step with the executor of its kind.
 func (e *Engine) runStep(ctx context.Context, nr *nodeRun, st plan.Step) error {
-	switch st.Kind {
-	case plan.StepApplyObjects:
-		return e.applyObjects(ctx, nr.run, st)
-	case plan.StepStopRole:
-		return e.stopRole(ctx, nr.run, st)
-	case plan.StepApplyDeployment:
-		return e.applyDeployment(ctx, nr, st)
-	case plan.StepAwaitRollout:
-		return e.awaitRollout(ctx, nr, st)
-	case plan.StepAwaitReady:
-		return e.awaitReady(ctx, nr.run, st)
-	case plan.StepStartRole:
-		return e.startRole(ctx, nr.run, st)
-	case plan.StepRemoveCopy:
-		return e.removeCopy(ctx, nr, st)
-	case plan.StepPrune:
-		return e.prune(ctx, nr.run, st)
-	case plan.StepRemoveNode:
-		return e.removeNode(ctx, nr.run, st)
-	case plan.StepRetireDNS:
-		return e.retireDNS(ctx, nr.run, st)
-	case plan.StepPublishDNS:
-		return e.publishDNS(ctx, nr, st)
-	case plan.StepAwaitAddress:
-		return e.awaitAddress(ctx, nr, st)
-	case plan.StepAwaitAccepted:
-		return e.awaitAccepted(ctx, nr, st)
-	case plan.StepAwaitResolved:
-		return e.awaitResolved(ctx, nr, st)
+	x, ok := executors[st.Kind]
+	if !ok {
+		return fmt.Errorf("step %s of node %s: no executor for it here", st.Kind, st.Node)
 	}
-	return fmt.Errorf("step %s of node %s: no executor for it here", st.Kind, st.Node)
+	return x(e, ctx, nr, st)
 }
