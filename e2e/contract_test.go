@@ -363,7 +363,9 @@ func TestStopSignalSupported(t *testing.T) {
 	t.Parallel()
 	g := NewGroup(t, "stopsigon", helloGroup, "web", "db")
 	env, _, err := devcluster.Up(context.Background(), devcluster.Options{
-		Dir: filepath.Join(t.TempDir(), "dev"), FeatureGates: []string{"ContainerStopSignals=true"}})
+		// Core: the publishing parts listen on fixed ports the shared environment holds, and
+		// this test publishes nothing.
+		Dir: filepath.Join(t.TempDir(), "dev"), FeatureGates: []string{"ContainerStopSignals=true"}, Core: true})
 	if err != nil {
 		t.Fatal(err)
 	}
