@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/miekg/dns"
@@ -90,9 +89,9 @@ func (e *Env) ensureDNS(ctx context.Context, progress io.Writer) (bool, error) {
 			return false, fmt.Errorf("dev environment: dns: %w", err)
 		}
 	}
-	pid, err := startDetached(bin, []string{"-c", conf}, filepath.Join(e.Dir, "logs", "knotd.log"), dir)
+	pid, err := spawn(bin, []string{"-c", conf}, nil, filepath.Join(e.Dir, "logs", "knotd.log"), dir)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("dev environment: start %s: %w", bin, err)
 	}
 	if err := os.WriteFile(filepath.Join(e.Dir, "pids", "knotd"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		return false, err
@@ -162,26 +161,6 @@ $TTL 300
 @   NS  ns.` + DNSZone + `.
 ns  A   127.0.0.1
 `
-
-// startDetached starts bin outside our session (it outlives `dev up`), output to logPath.
-func startDetached(bin string, args []string, logPath, dir string) (int, error) {
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	defer lf.Close()
-	closeInheritedOnExec()
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("dev environment: start %s: %w", bin, err)
-	}
-	pid := cmd.Process.Pid
-	_ = cmd.Process.Release()
-	return pid, nil
-}
 
 // isExe reports whether pid runs bin: a recycled PID is never signalled.
 func isExe(pid int, bin string) bool {

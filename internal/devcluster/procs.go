@@ -68,23 +68,10 @@ func (e *Env) startProcess(name string, args []string, extraEnv ...string) (int,
 // startExec is startProcess for an executable outside BinDir (a tool cached on its own, or a
 // wrapper that execs it).
 func (e *Env) startExec(name, exe string, args []string, extraEnv ...string) (int, error) {
-	logPath := filepath.Join(e.Dir, "logs", name+".log")
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	pid, err := spawn(exe, args, extraEnv, filepath.Join(e.Dir, "logs", name+".log"), e.Dir)
 	if err != nil {
-		return 0, err
-	}
-	defer lf.Close()
-	closeInheritedOnExec()
-	cmd := exec.Command(exe, args...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.Env = append(os.Environ(), extraEnv...)
-	cmd.Dir = e.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("dev cluster: start %s: %w", name, err)
 	}
-	pid := cmd.Process.Pid
-	_ = cmd.Process.Release()
 	if err := os.WriteFile(filepath.Join(e.Dir, "pids", name), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		return pid, err
 	}
@@ -138,4 +125,26 @@ func readPID(path string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// spawn starts exe outside our session (it outlives `dev up`), with extraEnv added to ours,
+// its output appended to logPath, and no descriptor it would inherit from us.
+func spawn(exe string, args, extraEnv []string, logPath, dir string) (int, error) {
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer lf.Close()
+	closeInheritedOnExec()
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Release()
+	return pid, nil
 }

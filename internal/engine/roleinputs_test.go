@@ -2,16 +2,13 @@ package engine
 
 import (
 	"encoding/base64"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -34,26 +31,7 @@ nodes:
 `
 
 func roleInputsPlan(t *testing.T) (*spec.Group, *plan.Plan) {
-	t.Helper()
-	dir, _ := filepath.Abs("testdata/config")
-	g, err := spec.Parse(filepath.Join(dir, "slipway.yaml"), []byte(roleInputsGroup), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := render.Objects(render.Input{Group: g, Namespace: "demo",
-		Images: map[string]string{"web": "r/web@sha256:" + strings.Repeat("0", 64)}, MachineIDs: map[string]string{"web": "0123"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &plan.Plan{Group: "demo", Namespace: "demo"}
-	for _, o := range objs {
-		u, err := kube.ToUnstructured(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Desired = append(p.Desired, u)
-	}
-	return g, p
+	return desiredPlan(t, roleInputsGroup)
 }
 
 // TestWithSecretDataOfRole: apply fills a role's own Secret web-own-key from the environment,

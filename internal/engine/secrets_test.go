@@ -33,10 +33,14 @@ nodes:
       app: {fromEnv: {token: SLIPWAY_ENGINE_TEST_TOKEN}}
 `
 
-func configPlan(t *testing.T) (*spec.Group, *plan.Plan) {
+func configPlan(t *testing.T) (*spec.Group, *plan.Plan) { return desiredPlan(t, configGroup) }
+
+// desiredPlan parses group (files under testdata/config) and renders its objects into a plan's
+// Desired, as Plan would hand them to apply.
+func desiredPlan(t *testing.T, group string) (*spec.Group, *plan.Plan) {
 	t.Helper()
 	dir, _ := filepath.Abs("testdata/config")
-	g, err := spec.Parse(filepath.Join(dir, "slipway.yaml"), []byte(configGroup), dir)
+	g, err := spec.Parse(filepath.Join(dir, "slipway.yaml"), []byte(group), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
