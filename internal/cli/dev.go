@@ -12,6 +12,7 @@ import (
 func newDevCmd(_ *Globals) *cobra.Command {
 	var dir string
 	var gates []string
+	var core bool
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "A local Kubernetes cluster (kwok) and OCI registry for trying slipway out and for tests",
@@ -22,7 +23,7 @@ func newDevCmd(_ *Globals) *cobra.Command {
 		Short: "Start the dev cluster (building its binaries once) and print the environment to export",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr()}
+			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: core}
 			if cmd.Flags().Changed("feature-gates") {
 				o.FeatureGates = gates
 			}
@@ -39,6 +40,8 @@ func newDevCmd(_ *Globals) *cobra.Command {
 	}
 	up.Flags().StringSliceVar(&gates, "feature-gates", nil,
 		"kube-apiserver feature gates, Name=true|false, comma-separated (e.g. ContainerStopSignals=true); a cluster running with others is refused")
+	up.Flags().BoolVar(&core, "core", false,
+		"only the Kubernetes cluster and the registry, without the publishing parts (MetalLB, Envoy Gateway), whose ports are fixed: a second cluster beside another (use with --dir)")
 	dev.AddCommand(up, &cobra.Command{
 		Use:   "down",
 		Short: "Stop the dev cluster and remove its data",
