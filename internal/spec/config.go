@@ -3,9 +3,10 @@ package spec
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -59,12 +60,7 @@ func ConfigHash(data map[string]string) string { return hashData("config", data)
 func hashData(domain string, data map[string]string) string {
 	h := sha256.New()
 	h.Write([]byte(domain))
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		for _, s := range []string{k, data[k]} {
 			var n [8]byte
 			for i, l := 0, uint64(len(s)); i < 8; i++ {
@@ -75,15 +71,6 @@ func hashData(domain string, data map[string]string) string {
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // maxConfigBytes is what one ConfigMap may hold (the API server's limit on an object is 1 MiB,
@@ -122,20 +109,12 @@ func (d *decoder) configs(n *yaml.Node, path, owner string) []ConfigSource {
 		e, p, m := ne.entry, ne.path, ne.fields
 		c := ConfigSource{Name: e.key, Object: objectOf(owner, e.key), Files: map[string]string{}, Data: map[string]string{}}
 		size := 0
-		for _, f := range d.entries(m["files"], p+".files") {
-			fp := join(p+".files", f.key)
-			if !d.dataKey(f.keyNode, fp, f.key) {
-				continue
-			}
-			src, ok := d.str(f.val, fp)
-			if !ok {
-				continue
-			}
-			abs := d.addSource(deref(f.val), fp, src)
+		for _, f := range d.dataEntries(m["files"], p+".files") {
+			abs := d.addSource(deref(f.val), f.path, f.value)
 			b, err := os.ReadFile(abs)
 			if err != nil {
 				if _, statErr := os.Lstat(abs); statErr == nil {
-					d.errAt(deref(f.val), fp, "%s cannot be read: %v", shown(src), unwrapPath(err))
+					d.errAt(deref(f.val), f.path, "%s cannot be read: %v", shown(f.value), unwrapPath(err))
 				}
 				continue
 			}
@@ -149,6 +128,29 @@ func (d *decoder) configs(n *yaml.Node, path, owner string) []ConfigSource {
 			d.errAt(deref(e.val), p, "config %s holds %d bytes, more than a ConfigMap can (%d)", e.key, size, maxConfigBytes)
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// dataEntry is an entry of a mapping of ConfigMap or Secret keys to strings (files:, fromEnv:,
+// fromFile:), its value read.
+type dataEntry struct {
+	entry
+	path, value string
+}
+
+// dataEntries decodes a mapping of ConfigMap or Secret keys to strings; an entry whose key is
+// no such key or whose value is no string is left out (its error recorded).
+func (d *decoder) dataEntries(n *yaml.Node, path string) []dataEntry {
+	var out []dataEntry
+	for _, e := range d.entries(n, path) {
+		p := join(path, e.key)
+		if !d.dataKey(e.keyNode, p, e.key) {
+			continue
+		}
+		if s, ok := d.str(e.val, p); ok {
+			out = append(out, dataEntry{entry: e, path: p, value: s})
+		}
 	}
 	return out
 }
@@ -267,7 +269,7 @@ func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/"
 // role names a key the entry has. Any other name is an existing object, checked by plan
 // against the cluster.
 func (d *decoder) validateRefs(in *PodInputs, path string) {
-	for _, k := range sortedEnvRefs(in.EnvRefs) {
+	for _, k := range slices.Sorted(maps.Keys(in.EnvRefs)) {
 		r := in.EnvRefs[k]
 		if c, own := in.OwnConfig(r.Config); r.Config != "" && own {
 			if _, ok := c.Data[r.Key]; !ok {
@@ -282,15 +284,6 @@ func (d *decoder) validateRefs(in *PodInputs, path string) {
 			}
 		}
 	}
-}
-
-func sortedEnvRefs(m map[string]EnvRef) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // objectOf is ObjectName, or "" while decoding defaults: (no owner yet).

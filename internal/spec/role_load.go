@@ -30,9 +30,7 @@ func (d *decoder) role(n *yaml.Node, path, nodeName, roleName string) (*Role, ro
 			}
 		}
 	}
-	if v := m["ports"]; v != nil {
-		r.Ports = d.portList(v, path+".ports")
-	}
+	field(m, path, "ports", &r.Ports, d.portList)
 	if v := m["metrics"]; v != nil {
 		if p, ok := d.port(v, path+".metrics"); ok {
 			r.Metrics = &p

@@ -344,3 +344,21 @@ func (d *decoder) resolve(p string) string {
 	}
 	return filepath.Join(d.dir, p)
 }
+
+// field decodes the field key of mapping m with decode into *dst, where the file sets it; an
+// absent field leaves *dst (its default).
+func field[T any](m map[string]*yaml.Node, path, key string, dst *T, decode func(*yaml.Node, string) T) {
+	if v := m[key]; v != nil {
+		*dst = decode(v, path+"."+key)
+	}
+}
+
+// fieldOK is field for a decoder that reports a bad value (recorded as an error): that too
+// leaves *dst.
+func fieldOK[T any](m map[string]*yaml.Node, path, key string, dst *T, decode func(*yaml.Node, string) (T, bool)) {
+	if v := m[key]; v != nil {
+		if x, ok := decode(v, path+"."+key); ok {
+			*dst = x
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -18,7 +20,7 @@ func SecretHash(object string, data map[string]string) string {
 func ReadSecret(node string, s SecretSource) (map[string]string, error) {
 	out := make(map[string]string, len(s.FromEnv)+len(s.FromFile))
 	var missing []string
-	for _, k := range sortedKeys(s.FromEnv) {
+	for _, k := range slices.Sorted(maps.Keys(s.FromEnv)) {
 		v, ok := os.LookupEnv(s.FromEnv[k])
 		if !ok {
 			missing = append(missing, "environment variable "+s.FromEnv[k]+" is not set")
@@ -26,7 +28,7 @@ func ReadSecret(node string, s SecretSource) (map[string]string, error) {
 		}
 		out[k] = v
 	}
-	for _, k := range sortedKeys(s.FromFile) {
+	for _, k := range slices.Sorted(maps.Keys(s.FromFile)) {
 		b, err := os.ReadFile(s.FromFile[k])
 		if err != nil {
 			missing = append(missing, "file "+s.FromFile[k]+": "+unwrapPath(err).Error())
@@ -58,15 +60,8 @@ func (d *decoder) secrets(n *yaml.Node, path, owner string) []SecretSource {
 		e, p, m := ne.entry, ne.path, ne.fields
 		s := SecretSource{Name: e.key, Object: objectOf(owner, e.key), FromEnv: map[string]string{}, FromFile: map[string]string{}, Line: e.keyNode.Line}
 		data := map[string]string{}
-		for _, f := range d.entries(m["fromEnv"], p+".fromEnv") {
-			fp := join(p+".fromEnv", f.key)
-			if !d.dataKey(f.keyNode, fp, f.key) {
-				continue
-			}
-			name, ok := d.str(f.val, fp)
-			if !ok {
-				continue
-			}
+		for _, f := range d.dataEntries(m["fromEnv"], p+".fromEnv") {
+			fp, name := f.path, f.value
 			if !envName.MatchString(name) {
 				d.errAt(deref(f.val), fp, "%q is not an environment variable name (letters, digits, '_', '-' and '.', not starting with a digit)", name)
 				continue
@@ -79,17 +74,10 @@ func (d *decoder) secrets(n *yaml.Node, path, owner string) []SecretSource {
 				d.add(deref(f.val).Line, fp, "environment variable %s is not set", name)
 			}
 		}
-		for _, f := range d.entries(m["fromFile"], p+".fromFile") {
-			fp := join(p+".fromFile", f.key)
-			if !d.dataKey(f.keyNode, fp, f.key) {
-				continue
-			}
+		for _, f := range d.dataEntries(m["fromFile"], p+".fromFile") {
+			fp, src := f.path, f.value
 			if _, dup := s.FromEnv[f.key]; dup {
 				d.errAt(f.keyNode, fp, "key %s is also in fromEnv", f.key)
-				continue
-			}
-			src, ok := d.str(f.val, fp)
-			if !ok {
 				continue
 			}
 			abs := d.resolve(src)

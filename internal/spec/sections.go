@@ -41,31 +41,17 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 			}
 		}
 	}
-	if v := m["readiness"]; v != nil {
-		nd.Readiness = d.probe(v, path+".readiness")
-	}
+	field(m, path, "readiness", &nd.Readiness, d.probe)
 	// defaults' secrets are read for each node that takes them, not for defaults itself.
 	d.podInputs(m, path, nodeName, &nd.PodInputs)
-	if v := m["files"]; v != nil {
-		nd.Files = d.files(v, path+".files")
-	}
-	if v := m["resources"]; v != nil {
-		nd.Resources = d.resources(v, path+".resources")
-	}
-	if v := m["rolloutTimeout"]; v != nil {
-		if t, ok := d.duration(v, path+".rolloutTimeout"); ok {
-			nd.RolloutTimeout = t
-		}
-	}
+	field(m, path, "files", &nd.Files, d.files)
+	field(m, path, "resources", &nd.Resources, d.resources)
+	fieldOK(m, path, "rolloutTimeout", &nd.RolloutTimeout, d.duration)
 	if v := m["state"]; v != nil {
 		d.stateVolume(v, path+".state", &nd.State)
 	}
-	if v := m["firewall"]; v != nil {
-		nd.Firewall = d.firewall(v, path+".firewall")
-	}
-	if v := m["publishedNames"]; v != nil {
-		nd.PublishedNames = d.publishedNames(v, path+".publishedNames")
-	}
+	field(m, path, "firewall", &nd.Firewall, d.firewall)
+	field(m, path, "publishedNames", &nd.PublishedNames, d.publishedNames)
 	if v := m["roles"]; v != nil {
 		for _, e := range d.entries(v, path+".roles") {
 			rp := path + ".roles." + e.key
@@ -306,12 +292,8 @@ func (d *decoder) resources(n *yaml.Node, path string) corev1.ResourceRequiremen
 		}
 		return out
 	}
-	if v := m["requests"]; v != nil {
-		rr.Requests = list(v, path+".requests")
-	}
-	if v := m["limits"]; v != nil {
-		rr.Limits = list(v, path+".limits")
-	}
+	field(m, path, "requests", &rr.Requests, list)
+	field(m, path, "limits", &rr.Limits, list)
 	return rr
 }
 

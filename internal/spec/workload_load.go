@@ -172,17 +172,9 @@ func (d *decoder) placement(n *yaml.Node, path string) Placement {
 	if v := m["nodeSelector"]; v != nil {
 		p.NodeSelector = d.stringMap(v, path+".nodeSelector", "node selector")
 	}
-	if v := m["tolerations"]; v != nil {
-		p.Tolerations = d.tolerations(v, path+".tolerations")
-	}
-	if v := m["affinity"]; v != nil {
-		p.Affinity = d.affinity(v, path+".affinity")
-	}
-	if v := m["spread"]; v != nil {
-		if b, ok := d.boolean(v, path+".spread"); ok {
-			p.Spread = b
-		}
-	}
+	field(m, path, "tolerations", &p.Tolerations, d.tolerations)
+	field(m, path, "affinity", &p.Affinity, d.affinity)
+	fieldOK(m, path, "spread", &p.Spread, d.boolean)
 	return p
 }
 
@@ -300,12 +292,8 @@ func (d *decoder) disruption(n *yaml.Node, path string) *Disruption {
 		return nil
 	}
 	out := &Disruption{}
-	if v := m["maxUnavailable"]; v != nil {
-		out.MaxUnavailable = d.budget(v, path+".maxUnavailable")
-	}
-	if v := m["minAvailable"]; v != nil {
-		out.MinAvailable = d.budget(v, path+".minAvailable")
-	}
+	field(m, path, "maxUnavailable", &out.MaxUnavailable, d.budget)
+	field(m, path, "minAvailable", &out.MinAvailable, d.budget)
 	if out.MaxUnavailable == nil && out.MinAvailable == nil {
 		return nil
 	}
@@ -343,12 +331,8 @@ func (d *decoder) probes(n *yaml.Node, path string) Probes {
 	if !ok {
 		return out
 	}
-	if v := m["liveness"]; v != nil {
-		out.Liveness = d.checkProbe(v, path+".liveness")
-	}
-	if v := m["startup"]; v != nil {
-		out.Startup = d.checkProbe(v, path+".startup")
-	}
+	field(m, path, "liveness", &out.Liveness, d.checkProbe)
+	field(m, path, "startup", &out.Startup, d.checkProbe)
 	return out
 }
 
@@ -358,11 +342,7 @@ func (d *decoder) checkProbe(n *yaml.Node, path string) *CheckProbe {
 		return nil
 	}
 	out := &CheckProbe{Probe: *pr, Period: DefaultProbePeriod, Failures: DefaultProbeFailures}
-	if v := m["period"]; v != nil {
-		if t, ok := d.seconds(v, path+".period"); ok {
-			out.Period = t
-		}
-	}
+	fieldOK(m, path, "period", &out.Period, d.seconds)
 	if v := m["failures"]; v != nil {
 		if f, ok := d.int(v, path+".failures"); ok {
 			if f < 1 || f > math.MaxInt32 {
