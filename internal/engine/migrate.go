@@ -95,23 +95,18 @@ func withStateRestore(prev *appsv1.Deployment, from string) *appsv1.Deployment {
 
 // copyOf is the copy the state says node's volume may hold; nil when none.
 func (r *recorder) copyOf(node string) *state.StateCopy {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ns := r.doc.Nodes[node]; ns != nil && ns.Copy != nil {
+	return nodeField(r, node, func(ns *state.NodeState) *state.StateCopy {
+		if ns.Copy == nil {
+			return nil
+		}
 		c := *ns.Copy
 		return &c
-	}
-	return nil
+	})
 }
 
 // stateVersion is the version the state says node last ran ready with.
 func (r *recorder) stateVersion(node string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ns := r.doc.Nodes[node]; ns != nil {
-		return ns.StateVersion
-	}
-	return ""
+	return nodeField(r, node, func(ns *state.NodeState) string { return ns.StateVersion })
 }
 
 // migrating records, before the template of a migration to version to is applied, that the

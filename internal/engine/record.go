@@ -95,26 +95,36 @@ func (r *recorder) update(ctx context.Context, when string, f func(d *state.Docu
 	return nil
 }
 
-func (r *recorder) node(name string) *state.NodeState {
-	ns := r.doc.Nodes[name]
+func (r *recorder) node(name string) *state.NodeState { return nodeOf(r.doc, name) }
+
+// nodeOf is name's state in d, added when d has none.
+func nodeOf(d *state.Document, name string) *state.NodeState {
+	ns := d.Nodes[name]
 	if ns == nil {
 		ns = &state.NodeState{}
-		if r.doc.Nodes == nil {
-			r.doc.Nodes = map[string]*state.NodeState{}
+		if d.Nodes == nil {
+			d.Nodes = map[string]*state.NodeState{}
 		}
-		r.doc.Nodes[name] = ns
+		d.Nodes[name] = ns
 	}
 	return ns
 }
 
-// readyTemplate is the node's last pod-template-hash that became ready.
-func (r *recorder) readyTemplate(node string) string {
+// nodeField reads, under r's lock, what f takes from node's state; the zero value when the
+// state has no such node.
+func nodeField[T any](r *recorder, node string, f func(*state.NodeState) T) T {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ns := r.doc.Nodes[node]; ns != nil {
-		return ns.ReadyTemplate
+		return f(ns)
 	}
-	return ""
+	var zero T
+	return zero
+}
+
+// readyTemplate is the node's last pod-template-hash that became ready.
+func (r *recorder) readyTemplate(node string) string {
+	return nodeField(r, node, func(ns *state.NodeState) string { return ns.ReadyTemplate })
 }
 
 // pending reports whether the state says node's last rollout has not become ready: in
@@ -130,29 +140,27 @@ func (r *recorder) pending(node string) bool {
 // of image is in flight: a run stopped before it ends leaves this in the state, and the next
 // apply follows the rollout again (waits, rolls back) instead of calling it done.
 func (r *recorder) inFlight(ctx context.Context, node, deployment, image, msg string) error {
-	return r.update(ctx, "before the rollout of deployment "+deployment, func(d *state.Document) {
-		r.node(node).LastRollout = &event.Rollout{Result: event.RolloutInProgress, Time: time.Now().UTC(), Message: msg, Digest: digestOf(image)}
-	})
+	return r.lastRollout(ctx, "before the rollout of deployment "+deployment, node, rolloutNow(event.RolloutInProgress, msg, image))
+}
+
+// lastRollout records node's last rollout; when names the write.
+func (r *recorder) lastRollout(ctx context.Context, when, node string, ro *event.Rollout) error {
+	return r.update(ctx, when, func(*state.Document) { r.node(node).LastRollout = ro })
 }
 
 // ready records that image, with pod-template-hash hash and state version, became ready.
 func (r *recorder) ready(ctx context.Context, node, deployment, image, hash, version string) error {
 	return r.update(ctx, "after the rollout of deployment "+deployment, func(d *state.Document) {
 		ns := r.node(node)
-		ns.PreviousReady = image
-		if hash != "" {
-			ns.ReadyTemplate = hash
-		}
+		runsReady(ns, image, hash)
 		ranReady(ns, version)
-		ns.LastRollout = &event.Rollout{Result: event.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(image)}
+		ns.LastRollout = rolloutNow(event.RolloutReady, "", image)
 	})
 }
 
 // failed records a rollout of image that failed with nothing set back.
 func (r *recorder) failed(ctx context.Context, node, deployment, image, why string) error {
-	return r.update(ctx, "after the failed rollout of deployment "+deployment, func(d *state.Document) {
-		r.node(node).LastRollout = &event.Rollout{Result: event.RolloutFailed, Time: time.Now().UTC(), Message: why, Digest: digestOf(image)}
-	})
+	return r.lastRollout(ctx, "after the failed rollout of deployment "+deployment, node, rolloutNow(event.RolloutFailed, why, image))
 }
 
 // rolledBack records a rollout set back to oldImage; hash is the template that runs again
@@ -160,14 +168,27 @@ func (r *recorder) failed(ctx context.Context, node, deployment, image, why stri
 func (r *recorder) rolledBack(ctx context.Context, node, deployment, oldImage, hash, why string) error {
 	return r.update(ctx, "after the rollback of deployment "+deployment, func(d *state.Document) {
 		ns := r.node(node)
-		ns.PreviousReady = oldImage
+		runsReady(ns, oldImage, hash)
 		if hash != "" {
-			ns.ReadyTemplate = hash
 			// It ran ready: its state step put the copy back first (or there was none).
 			ns.Copy = nil
 		}
-		ns.LastRollout = &event.Rollout{Result: event.RolloutRolledBack, Time: time.Now().UTC(), Message: why, Digest: digestOf(oldImage)}
+		ns.LastRollout = rolloutNow(event.RolloutRolledBack, why, oldImage)
 	})
+}
+
+// runsReady notes that image is the one to go back to; hash is its pod-template-hash when it
+// became ready ("" when it did not, which keeps the last one that did).
+func runsReady(ns *state.NodeState, image, hash string) {
+	ns.PreviousReady = image
+	if hash != "" {
+		ns.ReadyTemplate = hash
+	}
+}
+
+// rolloutNow is a rollout of image that ended (or is in flight) with result, now.
+func rolloutNow(result, msg, image string) *event.Rollout {
+	return &event.Rollout{Result: result, Time: time.Now().UTC(), Message: msg, Digest: digestOf(image)}
 }
 
 // removed records that node's objects are gone.
@@ -222,14 +243,7 @@ func (e *Engine) recordAll(d *state.Document, p *plan.Plan, t Target) {
 	keep := map[string]bool{}
 	for _, n := range t.Group.Nodes {
 		keep[n.Name] = true
-		ns := d.Nodes[n.Name]
-		if ns == nil {
-			ns = &state.NodeState{}
-			if d.Nodes == nil {
-				d.Nodes = map[string]*state.NodeState{}
-			}
-			d.Nodes[n.Name] = ns
-		}
+		ns := nodeOf(d, n.Name)
 		e.recordNode(ns, p, n)
 		if ns.Image.Digest != "" && ns.PreviousReady == "" {
 			ns.PreviousReady = ns.Image.Ref + "@" + ns.Image.Digest

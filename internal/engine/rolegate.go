@@ -39,7 +39,7 @@ func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 			}
 			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != event.RolloutReady || lr.Digest != digestOf(img)) {
 				ns.PreviousReady = img
-				ns.LastRollout = &event.Rollout{Result: event.RolloutReady, Time: time.Now().UTC(), Digest: digestOf(img)}
+				ns.LastRollout = rolloutNow(event.RolloutReady, "", img)
 			}
 		})
 	}
