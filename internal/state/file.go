@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/google/uuid"
 )
 
 // fileBackend keeps a group's state in one JSON file, replaced atomically (temp file in the same
@@ -46,27 +44,21 @@ func (b *fileBackend) Read(ctx context.Context) (*Document, error) {
 	return checkGroup(b.Location(), b.group, d)
 }
 
-func (b *fileBackend) read() (*Document, error) {
-	data, err := os.ReadFile(b.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state %s: read: %w", b.path, err)
-	}
-	return Decode(b.path, data)
-}
+func (b *fileBackend) read() (*Document, error) { return readWith(b.path, Decode) }
 
 // readHead reads the stored document's version, lineage and serial; nil when none.
-func (b *fileBackend) readHead() (*head, error) {
-	data, err := os.ReadFile(b.path)
+func (b *fileBackend) readHead() (*head, error) { return readWith(b.path, decodeHeadChecked) }
+
+// readWith decodes the file at path with decode; nil when there is no such file.
+func readWith[T any](path string, decode func(path string, data []byte) (*T, error)) (*T, error) {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("state %s: read: %w", b.path, err)
+		return nil, fmt.Errorf("state %s: read: %w", path, err)
 	}
-	return decodeHeadChecked(b.path, data)
+	return decode(path, data)
 }
 
 func (b *fileBackend) Write(ctx context.Context, d *Document) error {
@@ -169,12 +161,7 @@ func (b *fileBackend) Lock(ctx context.Context, info Info) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("state %s: lock: %w", b.path, err)
 	}
-	if info.ID == "" {
-		info.ID = uuid.NewString()
-	}
-	if info.Path == "" {
-		info.Path = b.Location()
-	}
+	info = info.at(b.Location())
 	if err := os.MkdirAll(b.dir(), 0o700); err != nil {
 		return "", fmt.Errorf("state %s: lock: %w", b.path, err)
 	}

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // httpBackend speaks the Terraform/OpenTofu HTTP backend protocol, so any server of it (GitLab's
@@ -270,15 +268,9 @@ func (b *httpBackend) Lock(ctx context.Context, info Info) (string, error) {
 	if b.group == "" {
 		return "", fmt.Errorf("state %s: lock: %w", b.Location(), ErrNoGroup)
 	}
-	if info.ID == "" {
-		info.ID = uuid.NewString()
-	}
-	if info.Path == "" {
-		info.Path = b.Location()
-	}
-	data, err := json.Marshal(info)
+	info, data, err := lockJSON(b.group, b.Location(), info)
 	if err != nil {
-		return "", fmt.Errorf("state %s: lock: %w", b.group, err)
+		return "", err
 	}
 	r, err := b.do(ctx, b.lockMethod, b.lockAddr, data)
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"slipway.dev/slipway/internal/kube"
 )
 
@@ -42,15 +40,9 @@ func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
 	if b.group == "" {
 		return "", fmt.Errorf("state in %s: lock: %w", b.Location(), ErrNoGroup)
 	}
-	if info.ID == "" {
-		info.ID = uuid.NewString()
-	}
-	if info.Path == "" {
-		info.Path = b.Location()
-	}
-	infoJSON, err := json.Marshal(info)
+	info, infoJSON, err := lockJSON(b.group, b.Location(), info)
 	if err != nil {
-		return "", fmt.Errorf("state %s: lock: %w", b.group, err)
+		return "", err
 	}
 	for range conflictRetries {
 		now := time.Now()
@@ -96,14 +88,19 @@ func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
 
 func (b *kubeBackend) startRenewal(id string, l *kube.StateLease) {
 	r := &renewal{id: id, stop: make(chan struct{}), done: make(chan struct{})}
+	b.hold(r)
+	go b.renew(r, l)
+}
+
+// hold makes next (nil: none) the renewal this backend runs, and halts the one it ran.
+func (b *kubeBackend) hold(next *renewal) {
 	b.mu.Lock()
 	old := b.held
-	b.held = r
+	b.held = next
 	b.mu.Unlock()
 	if old != nil {
 		old.halt()
 	}
-	go b.renew(r, l)
 }
 
 func (r *renewal) halt() {
@@ -211,15 +208,7 @@ func (b *kubeBackend) LockInfo(ctx context.Context) (*Info, error) {
 // Forget stops renewing the lock this backend holds without releasing it. Destroy calls it
 // before it deletes the namespace that holds the Lease: the lock goes with the namespace, and
 // renewals meanwhile would only fail ("being terminated").
-func (b *kubeBackend) Forget() {
-	b.mu.Lock()
-	r := b.held
-	b.held = nil
-	b.mu.Unlock()
-	if r != nil {
-		r.halt()
-	}
-}
+func (b *kubeBackend) Forget() { b.hold(nil) }
 
 func (b *kubeBackend) Unlock(ctx context.Context, id string) error {
 	b.mu.Lock()

@@ -176,14 +176,7 @@ func kubeOpener(k KubeAccess, ns string, opts ...Option) newBackendFunc {
 
 // stopRenewal halts a backend's lease renewal without unlocking: what a killed process does.
 func stopRenewal(b Backend) {
-	kb := b.(*kubeBackend)
-	kb.mu.Lock()
-	r := kb.held
-	kb.held = nil
-	kb.mu.Unlock()
-	if r != nil {
-		r.halt()
-	}
+	b.(*kubeBackend).Forget()
 }
 
 func TestKubernetesBackendFake(t *testing.T) {

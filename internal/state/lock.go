@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -49,6 +50,27 @@ func NewInfo(operation string) Info {
 		Created:   time.Now().UTC().Truncate(time.Second),
 		PID:       pid,
 	}
+}
+
+// at fills what a lock taken at location lacks: an ID, and the state's location.
+func (i Info) at(location string) Info {
+	if i.ID == "" {
+		i.ID = uuid.NewString()
+	}
+	if i.Path == "" {
+		i.Path = location
+	}
+	return i
+}
+
+// lockJSON is info, filled (at), as the HTTP and Kubernetes backends store it.
+func lockJSON(group, location string, info Info) (Info, []byte, error) {
+	info = info.at(location)
+	data, err := json.Marshal(info)
+	if err != nil {
+		return info, nil, fmt.Errorf("state %s: lock: %w", group, err)
+	}
+	return info, data, nil
 }
 
 // String describes the holder: "alice@host (apply, pid 1234) since 2026-…, lock ID …".
