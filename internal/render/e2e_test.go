@@ -195,30 +195,46 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 }
 
 // slipwayRunner builds the slipway binary into dir and returns a function that runs it with
-// args, failing the test when it fails, and returns its stdout and stderr. Its registry auth
-// file has no credentials: the dev registry is anonymous, and the operator's own docker
-// config must not leak into the test.
+// args, failing the test when it fails, and returns its stdout and stderr.
 func slipwayRunner(t *testing.T, ctx context.Context, dir string) func(args ...string) (string, string) {
 	t.Helper()
-	bin := filepath.Join(dir, "slipway")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/slipway").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	noAuth := filepath.Join(dir, "no-auth.json")
-	if err := os.WriteFile(noAuth, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bin := buildSlipway(t, ctx, dir)
 	return func(args ...string) (string, string) {
 		t.Helper()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = append(os.Environ(), "REGISTRY_AUTH_FILE="+noAuth)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("slipway %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stdout.String(), stderr.String()
+		return bin.run(t, args...)
 	}
+}
+
+// slipwayBin is a built slipway binary. Its registry auth file has no credentials: the dev
+// registry is anonymous, and the operator's own docker config must not leak into the test.
+type slipwayBin struct {
+	ctx          context.Context
+	path, noAuth string
+}
+
+func buildSlipway(t *testing.T, ctx context.Context, dir string) slipwayBin {
+	t.Helper()
+	b := slipwayBin{ctx: ctx, path: filepath.Join(dir, "slipway"), noAuth: filepath.Join(dir, "no-auth.json")}
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", b.path, "../../cmd/slipway").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(b.noAuth, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// run runs the binary with args, failing t (which may be a subtest's) when it fails.
+func (b slipwayBin) run(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.CommandContext(b.ctx, b.path, args...)
+	cmd.Env = append(os.Environ(), "REGISTRY_AUTH_FILE="+b.noAuth)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("slipway %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), stderr.String()
 }
 
 func writeState(t *testing.T, ctx context.Context, path string, ids map[string]string) {
