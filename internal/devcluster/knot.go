@@ -19,11 +19,21 @@ import (
 )
 
 // The dev environment's authoritative DNS server (SPEC §10): Knot DNS serving DNSZone, taking
-// RFC 2136 updates signed with the TSIG key TSIGKey.
+// RFC 2136 updates signed with the TSIG key TSIGKey, which may also transfer the zone (slipway
+// reads it back in one AXFR). OtherTSIGKey is a second key holder that may update the zone but
+// not transfer it: tests make "someone else's" records with it, and see slipway fall back to
+// queries when a transfer is refused.
 const (
-	DNSZone = "dev.test"
-	TSIGKey = "slipway-dev"
+	DNSZone      = "dev.test"
+	TSIGKey      = "slipway-dev"
+	OtherTSIGKey = "slipway-dev-other"
 )
+
+// OtherTSIGSecretFile is the file (0600) holding OtherTSIGKey's secret, beside TSIGSecretFile.
+// dev env does not export it: slipway itself never uses that key.
+func (e *Env) OtherTSIGSecretFile() string {
+	return filepath.Join(e.Dir, "dns", "tsig-other.secret")
+}
 
 // errNoKnot says how to get knotd: it is a system package, not one of the pinned Go modules.
 var errNoKnot = errors.New("dev environment: knotd (Knot DNS) is not installed: install the Debian/Ubuntu package `knot` (as root: apt-get install -y knot)")
@@ -54,7 +64,8 @@ func (e *Env) ensureDNS(ctx context.Context, progress io.Writer) (bool, error) {
 	dir := filepath.Join(e.Dir, "dns")
 	if pid, err := readPID(filepath.Join(e.Dir, "pids", "knotd")); err == nil && alive(pid) && isExe(pid, bin) {
 		if e.DNSServer != "" {
-			return false, nil
+			// Started by an older slipway, maybe: its configuration may lack what this one adds.
+			return false, e.reloadDNS(ctx, bin, dir)
 		}
 		stopPID(pid, 5*time.Second) // not recorded in cluster.json: nobody can use it
 	}
@@ -63,11 +74,6 @@ func (e *Env) ensureDNS(ctx context.Context, progress io.Writer) (bool, error) {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return false, fmt.Errorf("dev environment: dns: %w", err)
 		}
-	}
-	secretFile := filepath.Join(dir, "tsig.secret")
-	secret, err := tsigSecret(secretFile)
-	if err != nil {
-		return false, err
 	}
 	port := e.Ports["dns"]
 	if port == 0 {
@@ -78,10 +84,9 @@ func (e *Env) ensureDNS(ctx context.Context, progress io.Writer) (bool, error) {
 		port = p[0]
 	}
 	server := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	conf := filepath.Join(dir, "knot.conf")
-	// The configuration holds the secret: readable by its owner only.
-	if err := os.WriteFile(conf, []byte(knotConfig(dir, server, secret)), 0o600); err != nil {
-		return false, fmt.Errorf("dev environment: dns: %w", err)
+	conf, err := e.writeKnotConfig(dir, server)
+	if err != nil {
+		return false, err
 	}
 	zone := filepath.Join(dir, "zones", DNSZone+".zone")
 	if _, err := os.Stat(zone); errors.Is(err, os.ErrNotExist) {
@@ -104,7 +109,7 @@ func (e *Env) ensureDNS(ctx context.Context, progress io.Writer) (bool, error) {
 		e.Ports = map[string]int{}
 	}
 	e.Ports["dns"] = port
-	e.DNSServer, e.TSIGSecretFile = server, secretFile
+	e.DNSServer, e.TSIGSecretFile = server, filepath.Join(dir, "tsig.secret")
 	return true, nil
 }
 
@@ -123,36 +128,6 @@ func tsigSecret(path string) (string, error) {
 		return "", fmt.Errorf("dev environment: tsig secret: %w", err)
 	}
 	return s, nil
-}
-
-func knotConfig(dir, server, secret string) string {
-	host, port, _ := net.SplitHostPort(server)
-	return fmt.Sprintf(`server:
-    rundir: %[1]s
-    pidfile: %[1]s/knot.pid
-    listen: %[2]s@%[3]s
-log:
-  - target: stderr
-    any: notice
-database:
-    storage: %[1]s/db
-key:
-  - id: %[4]s
-    algorithm: hmac-sha256
-    secret: %[5]s
-acl:
-  - id: %[4]s
-    key: %[4]s
-    action: update
-template:
-  - id: default
-    storage: %[1]s/zones
-    file: "%%s.zone"
-    zonefile-sync: -1
-zone:
-  - domain: %[6]s
-    acl: %[4]s
-`, dir, host, port, TSIGKey, secret, DNSZone)
 }
 
 const zoneFile = `$ORIGIN ` + DNSZone + `.
