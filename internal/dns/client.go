@@ -29,6 +29,8 @@ type Client struct {
 	mu      sync.Mutex
 	updates int    // UPDATE messages sent
 	zone    string // the server's zone that holds cfg.Zone, found by zoneCut
+	// noTransfer: the server refused a zone transfer (or it broke off); Read queries.
+	noTransfer bool
 }
 
 // New returns a Client for cfg, signing its updates with secret (base64).
@@ -95,12 +97,38 @@ func (c *Client) Updates() int {
 	return c.updates
 }
 
-// readers bounds the connections one Read keeps open to the server.
+// readers bounds the connections one Read keeps open to the server when it queries.
 const readers = 4
 
-// Read queries the server for each set (given by name and kind), over a few TCP connections
-// kept open, and returns what it holds, in the order of sets.
+// Read returns what the server holds for each set (given by name and kind), in the order of
+// sets. For many sets it reads the whole zone in one transfer; when the server refuses that
+// (or for a few sets) it queries set by set, over a few TCP connections kept open. A refused
+// transfer is not asked for again by this client.
 func (c *Client) Read(ctx context.Context, sets []Set) ([]Seen, error) {
+	c.mu.Lock()
+	try := len(sets) >= transferMin && !c.noTransfer
+	c.mu.Unlock()
+	if try {
+		z, err := c.transfer(ctx)
+		if err == nil {
+			out := make([]Seen, len(sets))
+			for i, s := range sets {
+				out[i], _ = seenOf(s, func(name, typ string) ([]Record, error) { return z.lookup(name, typ), nil })
+			}
+			return out, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: read: %w", c, ctx.Err())
+		}
+		c.mu.Lock()
+		c.noTransfer = true
+		c.mu.Unlock()
+	}
+	return c.queryAll(ctx, sets)
+}
+
+// queryAll reads each set with queries, over up to readers TCP connections kept open.
+func (c *Client) queryAll(ctx context.Context, sets []Set) ([]Seen, error) {
 	out := make([]Seen, len(sets))
 	errs := make([]error, len(sets))
 	next := make(chan int)
@@ -114,7 +142,9 @@ func (c *Client) Read(ctx context.Context, sets []Set) ([]Seen, error) {
 				}
 			}()
 			for i := range next {
-				out[i], errs[i] = c.readSet(ctx, &conn, sets[i])
+				out[i], errs[i] = seenOf(sets[i], func(name, typ string) ([]Record, error) {
+					return c.query(ctx, &conn, name, typ)
+				})
 			}
 		})
 	}
@@ -132,10 +162,11 @@ func (c *Client) Read(ctx context.Context, sets []Set) ([]Seen, error) {
 	return out, errors.Join(errs...)
 }
 
-// readSet reads one set: its owner TXT, then the records of its kind at its name.
-func (c *Client) readSet(ctx context.Context, conn **mdns.Conn, s Set) (Seen, error) {
+// seenOf is what the server holds for s, read through lookup: its owner TXT, then the
+// records of its kind at its name.
+func seenOf(s Set, lookup func(name, typ string) ([]Record, error)) (Seen, error) {
 	var seen Seen
-	owner, err := c.query(ctx, conn, s.OwnerName(), "TXT")
+	owner, err := lookup(s.OwnerName(), "TXT")
 	if err != nil {
 		return seen, err
 	}
@@ -143,7 +174,7 @@ func (c *Client) readSet(ctx context.Context, conn **mdns.Conn, s Set) (Seen, er
 		seen.Owner = append(seen.Owner, r.Value)
 	}
 	for _, t := range s.Kind.Types() {
-		rs, err := c.query(ctx, conn, s.Name, t)
+		rs, err := lookup(s.Name, t)
 		if err != nil {
 			return seen, err
 		}

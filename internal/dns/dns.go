@@ -1,6 +1,7 @@
 // Package dns publishes a group's names on an authoritative DNS server (SPEC §7): it reads
-// records with plain queries (no zone transfer) and changes them with RFC 2136 UPDATEs over TCP,
-// signed with TSIG, one UPDATE per change. Ownership is a TXT record beside each set of records,
+// records back in one zone transfer signed with the TSIG key, or with plain queries when the
+// server refuses the transfer (or for a few names), and changes them with RFC 2136 UPDATEs over
+// TCP, signed with TSIG, one UPDATE per change. Ownership is a TXT record beside each set of records,
 // `heritage=slipway,owner=<group>/<namespace>@<kube-system UID>,node=<node>` (as external-dns's
 // TXT registry does), and every UPDATE carries prerequisites that make it safe on the server:
 // a create only while the name holds no such record, a replace or delete only while the owner

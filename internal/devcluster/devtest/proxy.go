@@ -223,7 +223,8 @@ func requestVerb(r *http.Request) string {
 
 // DNSProxy is a Proxy in front of the DNS server at server (host:port) for DNS over TCP: it
 // forwards every message both ways and records each one a client sends, Method its opcode
-// (QUERY, UPDATE) and Path its question's name (an UPDATE's zone).
+// (QUERY, UPDATE), Verb the same but AXFR (IXFR) for a zone transfer, and Path its question's
+// name (an UPDATE's zone).
 func DNSProxy(server string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -273,11 +274,14 @@ func (p *Proxy) recordDNS(msg []byte) {
 	var m dns.Msg
 	if m.Unpack(msg) == nil {
 		req.Method = dns.OpcodeToString[m.Opcode]
-		if len(m.Question) > 0 {
-			req.Path = m.Question[0].Name
-		}
 	}
 	req.Verb = req.Method
+	if req.Method != "?" && len(m.Question) > 0 {
+		req.Path = m.Question[0].Name
+		if t := m.Question[0].Qtype; t == dns.TypeAXFR || t == dns.TypeIXFR {
+			req.Verb = dns.TypeToString[t]
+		}
+	}
 	p.mu.Lock()
 	p.requests = append(p.requests, req)
 	p.mu.Unlock()
