@@ -93,23 +93,22 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
-	if c.Conflict > 0 {
-		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d conflict(s): apply refuses", c.Conflict)))
-	}
-	if c.Terminating > 0 {
-		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d being deleted", c.Terminating)))
-	}
-	if c.Records > 0 {
-		fmt.Fprintf(w, "; %d DNS record set(s) to publish, change or retire", c.Records)
-	}
-	if c.RecordConflicts > 0 {
-		fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf("%d DNS conflict(s): apply refuses their nodes", c.RecordConflicts)))
-	}
-	if c.Migrate > 0 {
-		fmt.Fprintf(w, "; %s", pal.yellow(fmt.Sprintf("%d state migration(s)", c.Migrate)))
-	}
-	if c.RemoveCopy > 0 {
-		fmt.Fprintf(w, "; %d cop(ies) of /var/lib to remove", c.RemoveCopy)
+	plain := func(s string) string { return s }
+	for _, x := range []struct {
+		n      int
+		format string
+		paint  func(string) string
+	}{
+		{c.Conflict, "%d conflict(s): apply refuses", pal.red},
+		{c.Terminating, "%d being deleted", pal.red},
+		{c.Records, "%d DNS record set(s) to publish, change or retire", plain},
+		{c.RecordConflicts, "%d DNS conflict(s): apply refuses their nodes", pal.red},
+		{c.Migrate, "%d state migration(s)", pal.yellow},
+		{c.RemoveCopy, "%d cop(ies) of /var/lib to remove", plain},
+	} {
+		if x.n > 0 {
+			fmt.Fprintf(w, "; %s", x.paint(fmt.Sprintf(x.format, x.n)))
+		}
 	}
 	fmt.Fprintln(w, ".")
 }
