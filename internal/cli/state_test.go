@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/state"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestStateShowText is `state show`'s text: the lock (none, a dead holder whose lease expired,
+// a live one whose lease runs), then the state (none, no nodes, nodes with an image by tag and
+// digest, a rollback, suspension and roles), as testdata/state-show.txt holds it.
+func TestStateShowText(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	future := time.Date(2100, 1, 2, 3, 4, 5, 0, time.UTC)
+	created := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	// A PID above any pid_max: no process has it.
+	dead := &state.Info{ID: "lock-1", Operation: "apply", Who: "alice@" + host, Created: created, PID: 1 << 30, Expires: past}
+	alive := &state.Info{ID: "lock-2", Operation: "destroy", Who: "bob@" + host, Created: created, PID: os.Getpid(), Expires: future}
+	elsewhere := &state.Info{ID: "lock-3", Operation: "apply", Who: "carol@elsewhere.invalid", Created: created, PID: 7}
+	doc := &state.Document{Namespace: "demo", Serial: 7, Lineage: "lin-1", Nodes: map[string]*state.NodeState{
+		"web": {MachineID: "m-web", Image: state.ImageRecord{Ref: "reg/demo/web", Tag: "c-1", Digest: "sha256:0123456789abcdef0123"},
+			LastRollout: &event.Rollout{Result: event.RolloutReady, Time: created},
+			Roles:       map[string]*state.RoleState{"worker": {Replicas: 2}, "cron": {Replicas: 0}, "gone": nil}},
+		"db": {MachineID: "m-db", Image: state.ImageRecord{Ref: "reg/demo/db", Digest: "md5:short"},
+			PreviousReady: "reg/demo/db@sha256:aaaa",
+			LastRollout:   &event.Rollout{Result: event.RolloutRolledBack, Time: created}, Suspended: true},
+		"new":   {MachineID: "m-new", Image: state.ImageRecord{Ref: "reg/demo/new"}},
+		"blank": nil,
+	}}
+	var out bytes.Buffer
+	for _, c := range []struct {
+		doc  *state.Document
+		lock *state.Info
+	}{
+		{nil, nil},
+		{&state.Document{Namespace: "demo", Serial: 1, Lineage: "lin-0"}, dead},
+		{doc, alive},
+		{doc, elsewhere},
+	} {
+		if err := printState(&out, "demo", "file:///tmp/demo.json", c.doc, c.lock); err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("----\n")
+	}
+	got := bytes.ReplaceAll(out.Bytes(), []byte(host), []byte("HOST"))
+	for _, around := range []string{" %d ", " %d)"} { // this process's PID differs by run
+		got = bytes.ReplaceAll(got, fmt.Appendf(nil, around, os.Getpid()), fmt.Appendf(nil, strings.Replace(around, "%d", "%s", 1), "PID"))
+	}
+	path := filepath.Join("testdata", "state-show.txt")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("state show (-want +got):\n%s", d)
+	}
+}
