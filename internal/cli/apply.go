@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -71,13 +70,7 @@ func newApplyCmd(g *Globals) *cobra.Command {
 					if err == nil && g.Output != "json" {
 						s.printer.Close()
 						s.printer = newPrinter(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
-						c := p.Counts()
-						if p.HasChanges() {
-							fmt.Fprintf(cmd.OutOrStdout(), "Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted.\n",
-								c.Push, c.Create, c.Update, c.Replace, c.Delete)
-						} else {
-							fmt.Fprintln(cmd.OutOrStdout(), "No changes.")
-						}
+						return ui.Applied(cmd.OutOrStdout(), p)
 					}
 					return err
 				})

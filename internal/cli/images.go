@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -154,25 +153,15 @@ func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if g.Output == "json" {
-		type result struct {
-			Name   string `json:"name"`
-			Tag    string `json:"tag"`
-			Digest string `json:"digest"`
-			Pushed bool   `json:"pushed"`
-		}
-		doc := make([]result, len(results))
-		for i, r := range results {
-			doc[i] = result{r.Name, r.Tag, r.Digest.String(), r.Pushed}
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+	return printPushed(stdout, results, g.Output == "json")
+}
+
+func printPushed(stdout io.Writer, results []image.Result, asJSON bool) error {
+	pushed := make([]ui.PushedImage, len(results))
+	for i, r := range results {
+		pushed[i] = ui.PushedImage{Name: r.Name, Tag: r.Tag, Digest: r.Digest.String(), Pushed: r.Pushed}
 	}
-	for _, r := range results {
-		fmt.Fprintln(stdout, r.Digest.String())
-	}
-	return nil
+	return ui.PrintPushed(stdout, pushed, asJSON)
 }
 
 // registryGroup is what the verbs that build and push without a cluster need (render, images

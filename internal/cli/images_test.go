@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/spec"
@@ -99,4 +102,32 @@ nodes:
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("bases (-want +got):\n%s", diff)
 	}
+}
+
+// TestImagesPushOutput is `images push`'s result on stdout: a digest a line, or with -o json
+// one list (docs/json.md), `[]` when the group has no image; testdata/images-push.txt.
+func TestImagesPushOutput(t *testing.T) {
+	d1, err := name.NewDigest("reg.test/demo/web@sha256:" + strings.Repeat("a", 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := name.NewDigest("reg.test/demo/web-sso@sha256:" + strings.Repeat("b", 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []image.Result{
+		{Name: "web", Tag: "reg.test/demo/web:c-1", Digest: d1, Pushed: true},
+		{Name: "web-sso", Tag: "reg.test/demo/web-sso:c-2", Digest: d2},
+	}
+	var out bytes.Buffer
+	for _, c := range []struct {
+		results []image.Result
+		asJSON  bool
+	}{{results, false}, {results, true}, {nil, false}, {nil, true}} {
+		if err := printPushed(&out, c.results, c.asJSON); err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString("----\n")
+	}
+	golden(t, "images-push.txt", out.Bytes())
 }

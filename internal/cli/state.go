@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/ui"
 )
 
 func init() { register(newStateCmd) }
@@ -122,89 +121,34 @@ func stateShow(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	return printState(stdout, group, b.Location(), doc, lock)
+	return ui.PrintState(stdout, stateView(group, b.Location(), doc, lock))
 }
 
-func printState(w io.Writer, group, where string, doc *state.Document, lock *state.Info) error {
-	fmt.Fprintf(w, "State of group %s in %s\n", group, where)
-	if lock == nil {
-		fmt.Fprintln(w, "Lock:      none")
-	} else {
-		fmt.Fprintf(w, "Lock:      held by %s\n", lock)
-		switch state.HolderLiveness(*lock) {
-		case state.LivenessDead:
-			fmt.Fprintf(w, "           process %d is not running on this host: the lock is stale; remove it with `slipway state unlock %s`\n", lock.PID, lock.ID)
-		case state.LivenessAlive:
-			fmt.Fprintf(w, "           process %d is running on this host\n", lock.PID)
-		}
-		if !lock.Expires.IsZero() {
-			if time.Now().After(lock.Expires) {
-				fmt.Fprintf(w, "           its lease expired at %s without renewal: the next run takes it over\n", lock.Expires.UTC().Format(time.RFC3339))
-			} else {
-				fmt.Fprintf(w, "           its lease runs until %s unless renewed\n", lock.Expires.UTC().Format(time.RFC3339))
-			}
-		}
+// stateView is what `state show` prints of doc and lock.
+func stateView(group, where string, doc *state.Document, lock *state.Info) ui.StateView {
+	v := ui.StateView{Group: group, Location: where}
+	if lock != nil {
+		v.Lock = &ui.LockView{Holder: lock.String(), ID: lock.ID, PID: lock.PID, Process: liveness(*lock), Expires: lock.Expires}
 	}
 	if doc == nil {
-		_, err := fmt.Fprintln(w, "No state: nothing applied yet.")
-		return err
+		return v
 	}
-	fmt.Fprintf(w, "Namespace: %s\nSerial:    %d\nLineage:   %s\n", doc.Namespace, doc.Serial, doc.Lineage)
-	if len(doc.Nodes) == 0 {
-		_, err := fmt.Fprintln(w, "Nodes:     none")
-		return err
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tIMAGE\tLAST ROLLOUT\tROLES\tMACHINE ID")
-	names := make([]string, 0, len(doc.Nodes))
-	for n := range doc.Nodes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	v.State = &ui.StateDoc{Namespace: doc.Namespace, Serial: doc.Serial, Lineage: doc.Lineage}
+	for _, n := range slices.Sorted(maps.Keys(doc.Nodes)) {
 		ns := doc.Nodes[n]
 		if ns == nil {
 			continue
 		}
-		img := ns.Image.Ref
-		if ns.Image.Tag != "" {
-			img += ":" + ns.Image.Tag
-		}
-		if ns.Image.Digest != "" {
-			img += "@" + shortDigest(ns.Image.Digest)
-		}
-		ro := "-"
-		if r := ns.LastRollout; r != nil {
-			ro = r.Result + " " + r.Time.UTC().Format(time.RFC3339)
-			if r.Result == event.RolloutRolledBack && ns.PreviousReady != "" {
-				ro = "rolled back to " + ns.PreviousReady + " " + r.Time.UTC().Format(time.RFC3339)
-			}
-		}
-		if ns.Suspended {
-			ro += " (suspended)"
-		}
-		var roles []string
+		sn := ui.StateNode{Name: n, MachineID: ns.MachineID, ImageRef: ns.Image.Ref, ImageTag: ns.Image.Tag, Digest: ns.Image.Digest,
+			LastRollout: ns.LastRollout, PreviousReady: ns.PreviousReady, Suspended: ns.Suspended, Roles: map[string]int32{}}
 		for r, rs := range ns.Roles {
 			if rs != nil {
-				roles = append(roles, fmt.Sprintf("%s=%d", r, rs.Replicas))
+				sn.Roles[r] = rs.Replicas
 			}
 		}
-		sort.Strings(roles)
-		rs := strings.Join(roles, ",")
-		if rs == "" {
-			rs = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n, img, ro, rs, ns.MachineID)
+		v.State.Nodes = append(v.State.Nodes, sn)
 	}
-	return tw.Flush()
-}
-
-func shortDigest(d string) string {
-	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
-		return algo + ":" + hex[:12]
-	}
-	return d
+	return v
 }
 
 func stateList(ctx context.Context, g *Globals, flagGroup string, stdout, stderr io.Writer) error {

@@ -14,6 +14,7 @@ import (
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/ui"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -53,7 +54,7 @@ func TestStateShowText(t *testing.T) {
 		{doc, alive},
 		{doc, elsewhere},
 	} {
-		if err := printState(&out, "demo", "file:///tmp/demo.json", c.doc, c.lock); err != nil {
+		if err := ui.PrintState(&out, stateView("demo", "file:///tmp/demo.json", c.doc, c.lock)); err != nil {
 			t.Fatal(err)
 		}
 		out.WriteString("----\n")
@@ -62,7 +63,13 @@ func TestStateShowText(t *testing.T) {
 	for _, around := range []string{" %d ", " %d)"} { // this process's PID differs by run
 		got = bytes.ReplaceAll(got, fmt.Appendf(nil, around, os.Getpid()), fmt.Appendf(nil, strings.Replace(around, "%d", "%s", 1), "PID"))
 	}
-	path := filepath.Join("testdata", "state-show.txt")
+	golden(t, "state-show.txt", got)
+}
+
+// golden compares got with testdata/name (-update rewrites it).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -73,6 +80,6 @@ func TestStateShowText(t *testing.T) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("state show (-want +got):\n%s", d)
+		t.Errorf("%s (-want +got):\n%s", name, d)
 	}
 }

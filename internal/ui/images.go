@@ -41,3 +41,29 @@ func imageLine(e event.Image) string {
 	}
 	return string(e.Kind)
 }
+
+// PushedImage is an image `images push` pushed or found in the registry (docs/json.md).
+type PushedImage struct {
+	Name   string `json:"name"`
+	Tag    string `json:"tag"`    // <repository>:<tag>
+	Digest string `json:"digest"` // <repository>@sha256:…
+	Pushed bool   `json:"pushed"` // false: the registry had it
+}
+
+// PrintPushed writes `images push`'s result: a digest a line, or with asJSON one list.
+func PrintPushed(w io.Writer, images []PushedImage, asJSON bool) error {
+	if asJSON {
+		if images == nil {
+			images = []PushedImage{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(images)
+	}
+	for _, im := range images {
+		if _, err := fmt.Fprintln(w, im.Digest); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -20,6 +20,18 @@ type PlanOptions struct {
 	Color bool
 }
 
+// Applied writes the line that ends a successful apply of p.
+func Applied(w io.Writer, p *plan.Plan) error {
+	if !p.HasChanges() {
+		_, err := fmt.Fprintln(w, "No changes.")
+		return err
+	}
+	c := p.Counts()
+	_, err := fmt.Fprintf(w, "Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted.\n",
+		c.Push, c.Create, c.Update, c.Replace, c.Delete)
+	return err
+}
+
 // Plan writes p as plain text (no escape codes); see PlanWith.
 func Plan(w io.Writer, p *plan.Plan) { PlanWith(w, p, PlanOptions{}) }
 

@@ -226,3 +226,25 @@ func TestLiveCloseTwice(t *testing.T) {
 		t.Errorf("last frame does not show the failure: %q", last)
 	}
 }
+
+// TestApplied is the line after a successful apply: its counts, or "No changes."
+func TestApplied(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    *plan.Plan
+		want string
+	}{
+		{"changes", samplePlan(), "Apply complete: 1 image(s) pushed, 1 created, 1 updated, 0 replaced, 2 deleted.\n"},
+		{"none", &plan.Plan{Group: "demo", Namespace: "demo"}, "No changes.\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Applied(&b, c.p); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c.want, b.String()); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
