@@ -31,9 +31,9 @@ var serviceMonitors = schema.GroupVersionResource{Group: "monitoring.coreos.com"
 // TestServiceMonitorWithCRD: with the ServiceMonitor CRD installed (a test-only one, left
 // installed: devtest.ServiceMonitorCRD), apply makes ServiceMonitor web-worker-metrics, which
 // selects the role's metrics Service alone and scrapes its port; plan then says No changes.;
-// a role that no longer asks for one has it pruned. The absent CRD's note is
-// internal/engine's TestPlanServiceMonitor, and discovery of an absent kind
-// internal/kube's TestServesKind: once installed, the CRD stays for every test of the cluster.
+// a role that no longer asks for one has it pruned. Once installed, the CRD stays for every
+// test of the cluster: the absent CRD's note is TestServiceMonitorWithoutCRD's, on a second
+// dev cluster (and internal/engine's TestPlanServiceMonitor on the fake).
 func TestServiceMonitorWithCRD(t *testing.T) {
 	t.Parallel()
 	g := NewGroup(t, "smon", monitorGroup, "web")
