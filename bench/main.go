@@ -137,7 +137,9 @@ func main() {
 	publish := flag.Bool("publish", false, "publish mode: the group of -nodes nodes without and with publish: (2 names each), and its no-op plan and apply (issue 14)")
 	replot := flag.String("replot", "", "scale mode: redraw the plot from this JSON result of an earlier run into -svg, and stop")
 	flag.StringVar(&nsScale, "scale-namespace", nsScale, "scale mode: the namespace (and group) of the group (another bench run on the cluster deletes bench-scale at its start)")
+	publishNS := flag.String("publish-namespace", "bench", "publish mode: the prefix of its two namespaces, <prefix>-plain and <prefix>-publish")
 	flag.Parse()
+	nsPlain, nsPublish = *publishNS+"-plain", *publishNS+"-publish"
 	log.SetFlags(log.Ltime)
 	if *replot != "" {
 		if err := replotFrom(*replot, *svgOut); err != nil {

@@ -21,7 +21,9 @@ import (
 	"slipway.dev/slipway/internal/devcluster/devtest"
 )
 
-const (
+// The publish mode's namespaces (and groups): -publish-namespace P makes them P-plain and
+// P-publish, so that a run does not delete another's (setup empties them first).
+var (
 	nsPlain   = "bench-plain"
 	nsPublish = "bench-publish"
 )

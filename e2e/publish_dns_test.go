@@ -254,9 +254,9 @@ func TestPublishDNS(t *testing.T) {
 	d.checkSecretNowhere([]string{"apply", "--yes"}, []string{"plan", "--detailed-exitcode", "-out", "saved.plan"})
 }
 
-// A record another key holder made beforehand at a published name: plan shows the conflict,
-// apply refuses that node before its rollout and leaves the record alone, the other node is
-// published.
+// A record another key holder (the dev environment's second key) made beforehand at a
+// published name: plan shows the conflict, apply refuses that node before its rollout and
+// leaves the record alone, the other node is published.
 func TestPublishDNSConflict(t *testing.T) {
 	t.Parallel()
 	d := newDNSTest(t, "dnsconf")
@@ -288,7 +288,8 @@ func TestPublishDNSConflict(t *testing.T) {
 	}
 }
 
-// foreignUpdate adds records as someone else would: signed, no owner TXT.
+// foreignUpdate adds records as another key holder would: signed with the dev environment's
+// other key (slipway-dev-other, not slipway's), no owner TXT.
 func foreignUpdate(t *testing.T, d *dnsTest, rrs ...string) {
 	t.Helper()
 	m := new(mdns.Msg)
@@ -300,11 +301,15 @@ func foreignUpdate(t *testing.T, d *dnsTest, rrs ...string) {
 		}
 		m.Insert([]mdns.RR{rr})
 	}
-	key := devcluster.TSIGKey + "."
+	b, err := os.ReadFile(d.Env.OtherTSIGSecretFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := devcluster.OtherTSIGKey + "."
 	m.SetTsig(key, mdns.HmacSHA256, 300, time.Now().Unix())
-	r, _, err := (&mdns.Client{Net: "tcp", TsigSecret: map[string]string{key: d.Secret}}).Exchange(m, d.Env.DNSServer)
+	r, _, err := (&mdns.Client{Net: "tcp", TsigSecret: map[string]string{key: strings.TrimSpace(string(b))}}).Exchange(m, d.Env.DNSServer)
 	if err != nil || r.Rcode != mdns.RcodeSuccess {
-		t.Fatalf("foreign update: %v, %v", r, err)
+		t.Fatalf("update signed with %s: %v, %v", devcluster.OtherTSIGKey, r, err)
 	}
 }
 
