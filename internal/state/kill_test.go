@@ -136,7 +136,7 @@ func killedHolderKubernetes(t *testing.T, kubeconfig string, k KubeAccess, ns st
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(lease + lease/2) // the live holder renews past its lease duration
+	waitRenewed(t, b, id, lease) // the live holder renews past its lease duration
 	info, err := b.LockInfo(ctx)
 	if err != nil || info == nil || info.ID != id || info.PID != cmd.Process.Pid {
 		t.Fatalf("LockInfo = %+v, %v; want lock %s of pid %d", info, err, id, cmd.Process.Pid)

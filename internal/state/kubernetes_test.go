@@ -174,6 +174,22 @@ func kubeOpener(k KubeAccess, ns string, opts ...Option) newBackendFunc {
 	}
 }
 
+// waitRenewed waits until the lock id, as b reads it, is still held after its first lease ran
+// out: its holder renewed it.
+func waitRenewed(t *testing.T, b Backend, id string, lease time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	first, err := b.LockInfo(ctx)
+	if err != nil || first == nil || first.ID != id || first.Expires.IsZero() {
+		t.Fatalf("LockInfo = %+v, %v; want lock %s with a lease", first, err, id)
+	}
+	devtest.WaitFor(t, 3*lease, "the lock held past its first lease", func() (bool, string) {
+		info, err := b.LockInfo(ctx)
+		held := err == nil && info != nil && info.ID == id && time.Now().After(first.Expires) && info.Expires.After(time.Now())
+		return held, fmt.Sprintf("%+v, %v (first lease until %s)", info, err, first.Expires)
+	})
+}
+
 // stopRenewal halts a backend's lease renewal without unlocking: what a killed process does.
 func stopRenewal(b Backend) {
 	b.(*kubeBackend).Forget()
@@ -214,7 +230,7 @@ func testTakeover(t *testing.T, open func(t testing.TB, group string, notify fun
 		t.Fatal(err)
 	}
 	// Renewal keeps it held past the lease duration while the holder runs.
-	time.Sleep(lease + lease/2)
+	waitRenewed(t, old, oldID, lease)
 	var le *LockError
 	if _, err := open(t, "takeover", nil).Lock(ctx, NewInfo("apply")); !errors.As(err, &le) || le.Holder.ID != oldID {
 		t.Fatalf("Lock while the holder renews = %v; want a LockError naming %s", err, oldID)
