@@ -122,7 +122,7 @@ func (d *decoder) configs(n *yaml.Node, path, owner string) []ConfigSource {
 			c.Files[f.key], c.Data[f.key] = abs, string(b)
 		}
 		if len(c.Files) == 0 && m["files"] == nil {
-			d.errAt(deref(e.val), p+".files", "is required")
+			d.lacks(deref(e.val), p, "files", "is required")
 		}
 		if size > maxConfigBytes {
 			d.errAt(deref(e.val), p, "config %s holds %d bytes, more than a ConfigMap can (%d)", e.key, size, maxConfigBytes)
@@ -180,7 +180,7 @@ func (d *decoder) envRef(n *yaml.Node, p string) (EnvRef, bool) {
 			ok = false
 		}
 	} else {
-		d.errAt(deref(n), p+".key", "is required")
+		d.lacks(deref(n), p, "key", "is required")
 		ok = false
 	}
 	return r, ok
@@ -194,7 +194,7 @@ func (d *decoder) objectRef(n *yaml.Node, m map[string]*yaml.Node, p string) (se
 		d.errAt(deref(n), p, "sets both secret and config: name one")
 		return "", "", false
 	case sv == nil && cv == nil:
-		d.errAt(deref(n), p, "needs secret or config")
+		d.lacks(deref(n), p, "", "needs secret or config")
 		return "", "", false
 	}
 	field, v := "secret", sv
@@ -234,7 +234,7 @@ func (d *decoder) files(n *yaml.Node, p string) []FileMount {
 		f.Secret, f.Config, ok = d.objectRef(it, m, ip)
 		pv := m["path"]
 		if pv == nil {
-			d.errAt(deref(it), ip+".path", "is required")
+			d.lacks(deref(it), ip, "path", "is required")
 			continue
 		}
 		s, ok2 := d.str(pv, ip+".path")

@@ -27,6 +27,42 @@ func TestParseInvalidConfig(t *testing.T) {
 		{"reference without a key", web(
 			"    env: {DB: {secret: db}}",
 		), []string{`slipway.yaml:5: nodes.web.env.DB.key: is required`}},
+		{"env not a mapping", web(
+			"    env: [DB]",
+		), []string{`slipway.yaml:5: nodes.web.env: must be a mapping, not a list`}},
+		{"misspelt reference key: one message", web(
+			"    env: {DB: {secret: db, kee: password}}",
+		), []string{`slipway.yaml:5: nodes.web.env.DB.kee: unknown field "kee"`}},
+		{"misspelt reference kind: one message", web(
+			"    env: {DB: {secrett: db, key: password}}",
+		), []string{`slipway.yaml:5: nodes.web.env.DB.secrett: unknown field "secrett"`}},
+		{"files not a list", web(
+			"    files: {path: /etc/app, secret: app}",
+		), []string{`slipway.yaml:5: nodes.web.files: must be a list, not a mapping`}},
+		{"misspelt mount field: one message", web(
+			"    files: [{path: /etc/app, secrett: app}]",
+		), []string{`slipway.yaml:5: nodes.web.files[0].secrett: unknown field "secrett"`}},
+		{"mounted Secret name not a DNS subdomain", web(
+			"    files: [{path: /etc/app, secret: Bad_Name}]",
+		), []string{`slipway.yaml:5: nodes.web.files[0].secret: "Bad_Name" is not a DNS subdomain (lowercase letters, digits, '-' and '.')`}},
+		{"config not a mapping", web(
+			"    config: [app]",
+		), []string{`slipway.yaml:5: nodes.web.config: must be a mapping, not a list`}},
+		{"misspelt config files: one message", web(
+			"    config:",
+			"      app: {file: {app.conf: conf/app.conf}}",
+		), []string{`slipway.yaml:6: nodes.web.config.app.file: unknown field "file"`}},
+		{"secrets not a mapping", web(
+			"    secrets: [app]",
+		), []string{`slipway.yaml:5: nodes.web.secrets: must be a mapping, not a list`}},
+		{"misspelt secret source: one message", web(
+			"    secrets:",
+			"      app: {fromEnvs: {token: SLIPWAY_TEST_TOKEN}}",
+		), []string{`slipway.yaml:6: nodes.web.secrets.app.fromEnvs: unknown field "fromEnvs"`}},
+		{"fromEnv not a mapping", web(
+			"    secrets:",
+			"      app: {fromEnv: [SLIPWAY_TEST_TOKEN]}",
+		), []string{`slipway.yaml:6: nodes.web.secrets.app.fromEnv: must be a mapping, not a list`}},
 		{"unknown reference field", web(
 			"    env: {DB: {secret: db, key: password, optional: true}}",
 		), []string{`slipway.yaml:5: nodes.web.env.DB.optional: unknown field "optional"`}},

@@ -30,7 +30,7 @@ func Parse(name string, data []byte, baseDir string) (*Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group file %s: base directory %s: %w", name, baseDir, err)
 	}
-	d := &decoder{file: name, dir: dir, lines: make(map[string]int)}
+	d := &decoder{file: name, dir: dir, lines: make(map[string]int), misspelt: make(map[string]bool)}
 	g := d.group(data)
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted()
@@ -56,6 +56,8 @@ type decoder struct {
 	dir   string
 	errs  Errors
 	lines map[string]int // field path → line, for checks across fields
+	// misspelt holds the paths of the mappings that have a key their section does not know.
+	misspelt map[string]bool
 	// fromDefaults holds every YAML node of `defaults:`. Those are decoded (and their problems
 	// reported) once under `defaults.…`; a node that inherits them must not report them again.
 	fromDefaults map[*yaml.Node]bool
@@ -94,6 +96,11 @@ func (d *decoder) lineOf(path string) int {
 }
 
 func (d *decoder) mark(path string, n *yaml.Node) { d.lines[path] = n.Line }
+
+// reported says whether a problem of the field at path is reported already.
+func (d *decoder) reported(path string) bool {
+	return slices.ContainsFunc(d.errs, func(e Error) bool { return e.Path == path })
+}
 
 func join(path, key string) string {
 	if path == "" {

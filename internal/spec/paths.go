@@ -20,14 +20,14 @@ func (d *decoder) addFile(it *yaml.Node, am map[string]*yaml.Node, ip string) Ad
 			f.Src = d.addSource(deref(sv), ip+".src", s)
 		}
 	} else {
-		d.errAt(deref(it), ip+".src", "is required")
+		d.lacks(deref(it), ip, "src", "is required")
 	}
 	if sv := am["dst"]; sv != nil {
 		if s, ok := d.str(sv, ip+".dst"); ok {
 			f.Dst = d.addDest(deref(sv), ip+".dst", s, written)
 		}
 	} else {
-		d.errAt(deref(it), ip+".dst", "is required")
+		d.lacks(deref(it), ip, "dst", "is required")
 	}
 	return f
 }

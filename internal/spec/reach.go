@@ -41,10 +41,10 @@ func (d *decoder) peer(n *yaml.Node, path string, known *section) Peer {
 	case nv != nil:
 		p.Namespace = d.selector(nv, path+".namespace", "namespace selector")
 	case known == egressFields:
-		d.errAt(deref(n), path, "needs cidr or namespace")
+		d.lacks(deref(n), path, "", "needs cidr or namespace")
 		return p
 	default:
-		d.errAt(deref(n), path+".namespace", "is required")
+		d.lacks(deref(n), path, "namespace", "is required")
 		return p
 	}
 	if v := m["pods"]; v != nil && m["cidr"] == nil {
@@ -52,7 +52,7 @@ func (d *decoder) peer(n *yaml.Node, path string, known *section) Peer {
 	}
 	v := m["ports"]
 	if v == nil {
-		d.errAt(deref(n), path+".ports", "is required")
+		d.lacks(deref(n), path, "ports", "is required")
 		return p
 	}
 	p.Ports = d.portList(v, path+".ports")

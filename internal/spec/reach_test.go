@@ -35,6 +35,15 @@ func TestParseInvalidReach(t *testing.T) {
 		{"unknown key in egress", reach(
 			"      egress: [{cidr: 10.20.0.0/16, ports: [5432], to: db}]",
 		), `slipway.yaml:8: nodes.web.firewall.egress[0].to: unknown field "to"`},
+		{"misspelt namespace in fromNamespaces: one message", reach(
+			"      fromNamespaces: [{namespac: {team: edge}, ports: [443]}]",
+		), `slipway.yaml:8: nodes.web.firewall.fromNamespaces[0].namespac: unknown field "namespac"`},
+		{"misspelt cidr in egress: one message", reach(
+			"      egress: [{cidrr: 10.20.0.0/16, ports: [5432]}]",
+		), `slipway.yaml:8: nodes.web.firewall.egress[0].cidrr: unknown field "cidrr"`},
+		{"misspelt ports in egress: one message", reach(
+			"      egress: [{cidr: 10.20.0.0/16, prts: [5432]}]",
+		), `slipway.yaml:8: nodes.web.firewall.egress[0].prts: unknown field "prts"`},
 		{"fromNamespaces not a list", reach(
 			"      fromNamespaces: {namespace: {team: edge}, ports: [443]}",
 		), `slipway.yaml:8: nodes.web.firewall.fromNamespaces: must be a list, not a mapping`},

@@ -52,7 +52,7 @@ func (d *decoder) role(n *yaml.Node, path, nodeName, roleName string) (*Role, ro
 			if iv := sm["image"]; iv != nil {
 				s.Image = d.image(iv, sp+".image", true)
 			} else {
-				d.errAt(deref(v), sp+".image", "is required")
+				d.lacks(deref(v), sp, "image", "is required")
 			}
 			if ev := sm["environment"]; ev != nil {
 				s.Environment = d.env(ev, sp+".environment", nil)

@@ -76,6 +76,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, known *section) (map[string
 	for _, e := range es {
 		if !known.has(e.key) {
 			d.errAt(e.keyNode, join(path, e.key), "unknown field %q", e.key)
+			d.misspelt[path] = true
 			continue
 		}
 		if !isNull(e.val) {
@@ -83,6 +84,20 @@ func (d *decoder) mapping(n *yaml.Node, path string, known *section) (map[string
 		}
 	}
 	return m, true
+}
+
+// lacks reports that the mapping at path (the YAML node n) lacks what format says, at
+// join(path, field), unless the mapping has a key its section does not know: that key is
+// reported as unknown already and is most likely the missing one misspelt, so that one mistake
+// gives one message.
+func (d *decoder) lacks(n *yaml.Node, path, field, format string, args ...any) {
+	if d.misspelt[path] {
+		return
+	}
+	if field != "" {
+		path = join(path, field)
+	}
+	d.errAt(n, path, format, args...)
 }
 
 type entry struct {

@@ -89,7 +89,7 @@ func (d *decoder) secrets(n *yaml.Node, path, owner string) []SecretSource {
 			}
 		}
 		if len(s.FromEnv)+len(s.FromFile) == 0 && m["fromEnv"] == nil && m["fromFile"] == nil {
-			d.errAt(deref(e.val), p, "needs fromEnv or fromFile")
+			d.lacks(deref(e.val), p, "", "needs fromEnv or fromFile")
 		}
 		s.Hash = SecretHash(s.Object, data)
 		out = append(out, s)

@@ -177,7 +177,7 @@ func (d *decoder) probeOf(n *yaml.Node, path string, known *section) (*Probe, ma
 	}
 	if len(kinds) != 1 {
 		if len(kinds) == 0 {
-			d.errAt(deref(n), path, "needs one of exec, http or tcp")
+			d.lacks(deref(n), path, "", "needs one of exec, http or tcp")
 		} else {
 			d.errAt(deref(n), path, "has %s; set exactly one of exec, http or tcp", strings.Join(kinds, " and "))
 		}
@@ -206,7 +206,7 @@ func (d *decoder) probeOf(n *yaml.Node, path string, known *section) (*Probe, ma
 				h.Port = p
 			}
 		} else {
-			d.errAt(deref(m["http"]), path+".http.port", "is required")
+			d.lacks(deref(m["http"]), path+".http", "port", "is required")
 		}
 		if v := hm["path"]; v != nil {
 			if s, ok := d.str(v, path+".http.path"); ok {

@@ -95,7 +95,8 @@ func (d *decoder) nodeStop(m map[string]*yaml.Node, path string, nd *Node) {
 // validateWorkload checks the §3a rules across fields of a node, defaults merged.
 func (d *decoder) validateWorkload(n *Node, path string) {
 	written := func(field string) bool { _, ok := d.lines[path+"."+field]; return ok }
-	if written("serviceAnnotations") && len(n.Firewall.LoadBalancerPorts()) == 0 {
+	// A value of the wrong type is one mistake, reported already.
+	if written("serviceAnnotations") && !d.reported(path+".serviceAnnotations") && len(n.Firewall.LoadBalancerPorts()) == 0 {
 		d.errPath(path+".serviceAnnotations", "node %s has no Service (no published, admin or operator port) to annotate", n.Name)
 	}
 	grace := cmp.Or(n.StopGracePeriod, DefaultStopGracePeriod)
@@ -269,11 +270,6 @@ func (d *decoder) affinity(n *yaml.Node, path string) *corev1.Affinity {
 	return &a
 }
 
-func hasKeys(n *yaml.Node) bool {
-	n = deref(n)
-	return n.Kind == yaml.MappingNode && len(n.Content) > 0
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (d *decoder) disruption(n *yaml.Node, path string) *Disruption {
@@ -286,9 +282,7 @@ func (d *decoder) disruption(n *yaml.Node, path string) *Disruption {
 		d.errAt(deref(n), path, "has maxUnavailable and minAvailable; set one")
 		return nil
 	case m["maxUnavailable"] == nil && m["minAvailable"] == nil:
-		if len(m) == 0 && !hasKeys(n) { // a misspelt key is reported as unknown already
-			d.errAt(deref(n), path, "needs maxUnavailable or minAvailable")
-		}
+		d.lacks(deref(n), path, "", "needs maxUnavailable or minAvailable")
 		return nil
 	}
 	out := &Disruption{}

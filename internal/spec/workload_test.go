@@ -54,6 +54,9 @@ func TestParseInvalidWorkload(t *testing.T) {
 		{"annotation value not a string", web(
 			"    annotations: {example.org/owner: {name: ops}}",
 		), []string{`slipway.yaml:5: nodes.web.annotations.example.org/owner: must be a string, not a mapping`}},
+		{"service annotations not a mapping: one message", web(
+			"    serviceAnnotations: [metallb.universe.tf/loadBalancerIPs]",
+		), []string{`slipway.yaml:5: nodes.web.serviceAnnotations: must be a mapping, not a list`}},
 		{"service annotations without a Service", web(
 			"    serviceAnnotations: {metallb.universe.tf/loadBalancerIPs: 192.0.2.10}",
 		), []string{`slipway.yaml:5: nodes.web.serviceAnnotations: node web has no Service (no published, admin or operator port) to annotate`}},
@@ -118,6 +121,15 @@ func TestParseInvalidWorkload(t *testing.T) {
 			"        replicas: 2",
 			"        disruption: {maxUnavailabel: 1}",
 		), []string{`slipway.yaml:8: nodes.web.roles.worker.disruption.maxUnavailabel: unknown field "maxUnavailabel"`}},
+		{"disruption not a mapping", web(
+			"    disruption: 1",
+		), []string{`slipway.yaml:5: nodes.web.disruption: must be a mapping, not an integer`}},
+		{"disruption budget of the wrong type", web(
+			"    disruption: {maxUnavailable: [1]}",
+		), []string{`slipway.yaml:5: nodes.web.disruption.maxUnavailable: must be an integer, not a list`}},
+		{"disruption budget left empty", web(
+			"    disruption: {maxUnavailable: ~}",
+		), []string{`slipway.yaml:5: nodes.web.disruption: needs maxUnavailable or minAvailable`}},
 		{"disruption with a bad percentage and a negative count", web(
 			"    disruption: {maxUnavailable: 150%}",
 			"    roles:",
@@ -138,6 +150,18 @@ func TestParseInvalidWorkload(t *testing.T) {
 			`slipway.yaml:6: nodes.web.probes.startup.failures: failures 0 is not 1 or more`,
 			`slipway.yaml:6: nodes.web.probes.startup.period: duration 1.5s is not a whole number of seconds`,
 		}},
+		{"misspelt probe check: one message", web(
+			"    probes:",
+			"      liveness: {tcpp: 80}",
+		), []string{`slipway.yaml:6: nodes.web.probes.liveness.tcpp: unknown field "tcpp"`}},
+		{"probe failures of the wrong type", web(
+			"    probes:",
+			"      startup: {tcp: 80, failures: many}",
+		), []string{`slipway.yaml:6: nodes.web.probes.startup.failures: must be an integer, not a string`}},
+		{"misspelt http probe port: one message", web(
+			"    probes:",
+			"      liveness: {http: {prt: 8080}}",
+		), []string{`slipway.yaml:6: nodes.web.probes.liveness.http.prt: unknown field "prt"`}},
 		{"unknown probe", web(
 			"    probes: {readiness: {tcp: 80}}",
 		), []string{`slipway.yaml:5: nodes.web.probes.readiness: unknown field "readiness"`}},
@@ -167,6 +191,12 @@ func TestParseInvalidWorkload(t *testing.T) {
 			"nodes:",
 			"  web: {image: {rootfs: nodes/web/rootfs}, init: none}",
 		), []string{`slipway.yaml:5: nodes.web.preStopSleep: preStopSleep 40s is not shorter than the stop grace period 30s`}},
+		{"negative tmpSize", web(
+			"    tmpSize: -64Mi",
+		), []string{`slipway.yaml:5: nodes.web.tmpSize: quantity -64Mi is negative`}},
+		{"tmpSize of the wrong type", web(
+			"    tmpSize: [64Mi]",
+		), []string{`slipway.yaml:5: nodes.web.tmpSize: must be a quantity (e.g. 500m, 1Gi), not a list`}},
 		{"tmpSize without systemd", web(
 			"    init: none",
 			"    tmpSize: 64Mi",
