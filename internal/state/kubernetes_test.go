@@ -20,12 +20,19 @@ import (
 type fakeKube struct {
 	mu      sync.Mutex
 	rv      int
-	secrets map[string]kube.StateSecret
-	leases  map[string]kube.StateLease
+	secrets fakeObjects[kube.StateSecret]
+	leases  fakeObjects[kube.StateLease]
 }
 
 func newFakeKube() *fakeKube {
-	return &fakeKube{secrets: map[string]kube.StateSecret{}, leases: map[string]kube.StateLease{}}
+	return &fakeKube{
+		secrets: fakeObjects[kube.StateSecret]{kind: "secret", m: map[string]kube.StateSecret{},
+			meta: func(s *kube.StateSecret) (string, *string) { return s.Name, &s.ResourceVersion },
+			copy: func(s kube.StateSecret) kube.StateSecret { s.Data = maps.Clone(s.Data); return s }},
+		leases: fakeObjects[kube.StateLease]{kind: "lease", m: map[string]kube.StateLease{},
+			meta: func(l *kube.StateLease) (string, *string) { return l.Name, &l.ResourceVersion },
+			copy: func(l kube.StateLease) kube.StateLease { return l }},
+	}
 }
 
 func (f *fakeKube) nextRV() string { f.rv++; return fmt.Sprint(f.rv) }
@@ -37,64 +44,86 @@ func conflict(kind, name string) error {
 	return fmt.Errorf("%s %s: %w", kind, name, kube.ErrObjectConflict)
 }
 
+// fakeObjects are the objects of one kind, by namespace/name; the fakeKube's lock guards them.
+type fakeObjects[T any] struct {
+	kind string
+	m    map[string]T
+	meta func(*T) (name string, resourceVersion *string)
+	copy func(T) T // what a read returns: no map shared with the store
+}
+
+func (o *fakeObjects[T]) get(ns, name string) (*T, error) {
+	x, ok := o.m[ns+"/"+name]
+	if !ok {
+		return nil, notFound(o.kind, name)
+	}
+	x = o.copy(x)
+	return &x, nil
+}
+
+// put creates x (create) or replaces it at its resourceVersion, if set; the stored copy gets
+// the next resourceVersion.
+func (o *fakeObjects[T]) put(ns string, x *T, create bool, nextRV func() string) (*T, error) {
+	name, want := o.meta(x)
+	cur, ok := o.m[ns+"/"+name]
+	switch {
+	case create && ok:
+		return nil, conflict(o.kind, name)
+	case !create && !ok:
+		return nil, notFound(o.kind, name)
+	case !create && *want != "":
+		if _, have := o.meta(&cur); *want != *have {
+			return nil, conflict(o.kind, name)
+		}
+	}
+	c := *x
+	_, crv := o.meta(&c)
+	*crv = nextRV()
+	o.m[ns+"/"+name] = c
+	return &c, nil
+}
+
+func (o *fakeObjects[T]) delete(ns, name, rv string) error {
+	cur, ok := o.m[ns+"/"+name]
+	if !ok {
+		return notFound(o.kind, name)
+	}
+	if _, have := o.meta(&cur); rv != "" && rv != *have {
+		return conflict(o.kind, name)
+	}
+	delete(o.m, ns+"/"+name)
+	return nil
+}
+
 func (f *fakeKube) GetStateSecret(_ context.Context, ns, name string) (*kube.StateSecret, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s, ok := f.secrets[ns+"/"+name]
-	if !ok {
-		return nil, notFound("secret", name)
-	}
-	s.Data = maps.Clone(s.Data)
-	return &s, nil
+	return f.secrets.get(ns, name)
 }
 
 func (f *fakeKube) CreateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.secrets[ns+"/"+s.Name]; ok {
-		return nil, conflict("secret", s.Name)
-	}
-	c := *s
-	c.ResourceVersion = f.nextRV()
-	f.secrets[ns+"/"+s.Name] = c
-	return &c, nil
+	return f.secrets.put(ns, s, true, f.nextRV)
 }
 
 func (f *fakeKube) UpdateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cur, ok := f.secrets[ns+"/"+s.Name]
-	if !ok {
-		return nil, notFound("secret", s.Name)
-	}
-	if s.ResourceVersion != "" && s.ResourceVersion != cur.ResourceVersion {
-		return nil, conflict("secret", s.Name)
-	}
-	c := *s
-	c.ResourceVersion = f.nextRV()
-	f.secrets[ns+"/"+s.Name] = c
-	return &c, nil
+	return f.secrets.put(ns, s, false, f.nextRV)
 }
 
 func (f *fakeKube) DeleteStateSecret(_ context.Context, ns, name, rv string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cur, ok := f.secrets[ns+"/"+name]
-	if !ok {
-		return notFound("secret", name)
-	}
-	if rv != "" && rv != cur.ResourceVersion {
-		return conflict("secret", name)
-	}
-	delete(f.secrets, ns+"/"+name)
-	return nil
+	return f.secrets.delete(ns, name, rv)
 }
 
 func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[string]string) ([]kube.StateSecret, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []kube.StateSecret
-	for k, s := range f.secrets {
+	for k, s := range f.secrets.m {
 		if !strings.HasPrefix(k, ns+"/") {
 			continue
 		}
@@ -112,53 +141,25 @@ func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[stri
 func (f *fakeKube) GetLease(_ context.Context, ns, name string) (*kube.StateLease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	l, ok := f.leases[ns+"/"+name]
-	if !ok {
-		return nil, notFound("lease", name)
-	}
-	return &l, nil
+	return f.leases.get(ns, name)
 }
 
 func (f *fakeKube) CreateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.leases[ns+"/"+l.Name]; ok {
-		return nil, conflict("lease", l.Name)
-	}
-	c := *l
-	c.ResourceVersion = f.nextRV()
-	f.leases[ns+"/"+l.Name] = c
-	return &c, nil
+	return f.leases.put(ns, l, true, f.nextRV)
 }
 
 func (f *fakeKube) UpdateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cur, ok := f.leases[ns+"/"+l.Name]
-	if !ok {
-		return nil, notFound("lease", l.Name)
-	}
-	if l.ResourceVersion != "" && l.ResourceVersion != cur.ResourceVersion {
-		return nil, conflict("lease", l.Name)
-	}
-	c := *l
-	c.ResourceVersion = f.nextRV()
-	f.leases[ns+"/"+l.Name] = c
-	return &c, nil
+	return f.leases.put(ns, l, false, f.nextRV)
 }
 
 func (f *fakeKube) DeleteLease(_ context.Context, ns, name, rv string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cur, ok := f.leases[ns+"/"+name]
-	if !ok {
-		return notFound("lease", name)
-	}
-	if rv != "" && rv != cur.ResourceVersion {
-		return conflict("lease", name)
-	}
-	delete(f.leases, ns+"/"+name)
-	return nil
+	return f.leases.delete(ns, name, rv)
 }
 
 func (f *fakeKube) EnsureNamespace(context.Context, string, map[string]string) error { return nil }
