@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
+	"testkit":            {}, // test support without a cluster: golden files, helper processes
 	"cli":                {"devcluster", "engine", "event", "image", "kube", "plan", "render", "spec", "state", "ui"},
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/testkit"
 )
 
 func TestImageJobs(t *testing.T) {
@@ -129,5 +130,5 @@ func TestImagesPushOutput(t *testing.T) {
 		}
 		out.WriteString("----\n")
 	}
-	golden(t, "images-push.txt", out.Bytes())
+	testkit.Golden(t, filepath.Join("testdata", "images-push.txt"), out.Bytes())
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/testkit"
 )
 
 // The lock helper process: the test binary re-run with SLIPWAY_LOCK_HELPER set behaves as
@@ -84,19 +84,7 @@ func startHelper(t *testing.T, mode, url string) (*exec.Cmd, string, *syncBuffer
 	cmd.Env = append(os.Environ(), "SLIPWAY_LOCK_HELPER="+mode, "SLIPWAY_LOCK_HELPER_STATE="+url)
 	stderr := newSyncBuffer()
 	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	id, ok := strings.CutPrefix(strings.TrimSpace(line), "LOCKED ")
-	if err != nil || !ok {
-		t.Fatalf("helper: %q, %v; stderr: %s", line, err, stderr.String())
-	}
+	id := testkit.StartHelper(t, cmd, "LOCKED ")
 	return cmd, id, stderr
 }
 

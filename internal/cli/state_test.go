@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,14 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/testkit"
 	"slipway.dev/slipway/internal/ui"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestStateShowText is `state show`'s text: the lock (none, a dead holder whose lease expired,
 // a live one whose lease runs), then the state (none, no nodes, nodes with an image by tag and
@@ -63,23 +59,5 @@ func TestStateShowText(t *testing.T) {
 	for _, around := range []string{" %d ", " %d)"} { // this process's PID differs by run
 		got = bytes.ReplaceAll(got, fmt.Appendf(nil, around, os.Getpid()), fmt.Appendf(nil, strings.Replace(around, "%d", "%s", 1), "PID"))
 	}
-	golden(t, "state-show.txt", got)
-}
-
-// golden compares got with testdata/name (-update rewrites it).
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s (-want +got):\n%s", name, d)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "state-show.txt"), got)
 }

@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"crypto/sha256"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,9 +15,8 @@ import (
 
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata from the current output")
 
 // fakeInput gives every node and role a digest and a machine ID derived from its name, so the
 // golden files are stable.
@@ -43,22 +41,6 @@ func fakeInput(g *spec.Group) render.Input {
 		}
 	}
 	return in
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got), run with -update if intended:\n%s", path, diff)
-	}
 }
 
 func TestGolden(t *testing.T) {
@@ -107,7 +89,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, got)
+			testkit.Golden(t, tt.golden, got)
 			again, _ := render.Objects(in)
 			if b, _ := render.YAML(again); string(b) != string(got) {
 				t.Error("a second render of the same input differs")
@@ -265,7 +247,7 @@ func TestWritePackage(t *testing.T) {
 	if _, ok := first["README.md"]; !ok {
 		t.Error("a file slipway did not write was removed")
 	}
-	golden(t, "testdata/hello.kustomization.golden.yaml", []byte(first["kustomization.yaml"]))
+	testkit.Golden(t, "testdata/hello.kustomization.golden.yaml", []byte(first["kustomization.yaml"]))
 	stream, _ := render.YAML(objs)
 	var joined []string
 	for _, o := range objs {

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/testkit"
 )
 
 // TestMain doubles as a lock-holding helper process: with STATE_TEST_HELPER=lock the test binary
@@ -59,19 +59,7 @@ func startLockHolder(t *testing.T, url, group string, env ...string) (string, *e
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), append([]string{"STATE_TEST_HELPER=lock", "STATE_TEST_URL=" + url, "STATE_TEST_GROUP=" + group}, env...)...)
 	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	id, ok := strings.CutPrefix(strings.TrimSpace(line), "LOCKED ")
-	if err != nil || !ok {
-		t.Fatalf("helper: %q, %v", line, err)
-	}
+	id := testkit.StartHelper(t, cmd, "LOCKED ")
 	return id, cmd
 }
 

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"testing"
 
+	"path/filepath"
+
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/testkit"
 )
 
 // A plan of `plan -destroy` says so in its title; its notes are lines of their own (the CLI
@@ -27,7 +30,7 @@ func TestDestroyPlanText(t *testing.T) {
 	}
 	var b bytes.Buffer
 	Plan(&b, p)
-	golden(t, "plan-destroy.txt", b.Bytes())
+	testkit.Golden(t, filepath.Join("testdata", "plan-destroy.txt"), b.Bytes())
 	b.Reset()
 	PlanNotes(&b, p)
 	if want := "note: destroy deletes the group's state too; the images stay in the registry\n"; b.String() != want {

@@ -8,8 +8,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"path/filepath"
+
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/status"
+	"slipway.dev/slipway/internal/testkit"
 )
 
 const (
@@ -43,7 +46,7 @@ func sampleStatus() *status.Group {
 func TestStatusText(t *testing.T) {
 	var b bytes.Buffer
 	Status(&b, sampleStatus())
-	golden(t, "status.txt", b.Bytes())
+	testkit.Golden(t, filepath.Join("testdata", "status.txt"), b.Bytes())
 
 	s := sampleStatus()
 	s.Suspended = true

@@ -3,8 +3,6 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,26 +14,8 @@ import (
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s (-want +got):\n%s", name, d)
-	}
-}
 
 func samplePlan() *plan.Plan {
 	k := func(kind, name string) plan.Key { return plan.Key{Kind: kind, Namespace: "demo", Name: name} }
@@ -73,7 +53,7 @@ func TestPlanText(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
 			PlanWith(&b, samplePlan(), PlanOptions{Color: tt.color})
-			golden(t, tt.golden, b.Bytes())
+			testkit.Golden(t, filepath.Join("testdata", tt.golden), b.Bytes())
 			if hasEsc := strings.Contains(b.String(), "\x1b["); hasEsc != tt.color {
 				t.Errorf("escape codes in the output: %v, want %v", hasEsc, tt.color)
 			}
@@ -134,7 +114,7 @@ func TestPlanOwnership(t *testing.T) {
 	}}
 	var b bytes.Buffer
 	Plan(&b, p)
-	golden(t, "plan-ownership.txt", b.Bytes())
+	testkit.Golden(t, filepath.Join("testdata", "plan-ownership.txt"), b.Bytes())
 	var j bytes.Buffer
 	if err := PlanJSON(&j, p); err != nil {
 		t.Fatal(err)
@@ -158,7 +138,7 @@ func TestPlanJSON(t *testing.T) {
 	if err := PlanJSON(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plan.json", b.Bytes())
+	testkit.Golden(t, filepath.Join("testdata", "plan.json"), b.Bytes())
 	var doc map[string]any
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("plan -o json is not one JSON document: %v\n%s", err, b.String())
