@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,6 +50,21 @@ func newImagesCmd(g *Globals) *cobra.Command {
 func (g *Globals) imageOptions() image.Options {
 	return image.Options{Registry: g.RegistryHost(), Insecure: g.InsecureRegistry,
 		AuthFile: g.RegistryAuthFile(), AuthFileSetting: g.registryAuthSetting()}
+}
+
+// treeIndexPath is where plan and apply remember the rootfs trees of the group file: one
+// file per group file in the user's cache, "" (no index) when there is no cache directory.
+func (g *Globals) treeIndexPath() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	abs, err := filepath.Abs(g.File)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(cache, "slipway", "rootfs-index", hex.EncodeToString(sum[:12])+".json")
 }
 
 // imageJobs lists the images of a group: each node's, then each service role's as

@@ -88,6 +88,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 	}
 	if withImages {
 		opts := g.imageOptions()
+		opts.TreeIndex = g.treeIndexPath()
 		o.Builder = image.NewBuilder(opts)
 		if o.Publisher, err = image.NewPublisher(opts); err != nil {
 			return nil, err

@@ -318,6 +318,13 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 			}
 		}
 	})
+	// A builder that remembers its trees (image.LocalBuilder) keeps what it read for the next
+	// run; failing to is worth a word, not a failed plan.
+	if ix, ok := e.o.Builder.(interface{ SaveIndex() error }); ok {
+		if err := ix.SaveIndex(); err != nil {
+			e.emit(event.Event{Phase: event.PhasePlan, Message: "warning: " + err.Error()})
+		}
+	}
 	return out, errors.Join(errs...)
 }
 

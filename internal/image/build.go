@@ -23,7 +23,8 @@ import (
 // LocalBuilder builds images on this machine. Base images are read from their registry with
 // the same credentials and transport rules as pushes.
 type LocalBuilder struct {
-	opts Options
+	opts  Options
+	trees *treeIndex // nil without Options.TreeIndex
 
 	remoteOnce sync.Once
 	remote     *registryClient
@@ -33,7 +34,12 @@ type LocalBuilder struct {
 var _ Builder = (*LocalBuilder)(nil)
 
 // NewBuilder returns a builder; opts matter only for base images.
-func NewBuilder(opts Options) *LocalBuilder { return &LocalBuilder{opts: opts} }
+func NewBuilder(opts Options) *LocalBuilder {
+	return &LocalBuilder{opts: opts, trees: newTreeIndex(opts.TreeIndex)}
+}
+
+// SaveIndex writes the index of rootfs trees (Options.TreeIndex) when a build changed it.
+func (b *LocalBuilder) SaveIndex() error { return b.trees.save() }
 
 // Tag returns TagFor(img).
 func (b *LocalBuilder) Tag(img v1.Image) (string, error) { return TagFor(img) }
@@ -62,7 +68,7 @@ func (b *LocalBuilder) Build(ctx context.Context, src Source) (v1.Image, []strin
 	}
 	switch {
 	case src.Rootfs != "":
-		return buildRootfs(ctx, src, epoch)
+		return buildRootfs(ctx, src, epoch, b.trees)
 	case src.Archive != "":
 		img, err := loadArchive(src.Archive)
 		if err != nil {
@@ -113,7 +119,7 @@ type history struct {
 	CreatedBy string `json:"created_by"`
 }
 
-func buildRootfs(ctx context.Context, src Source, epoch time.Time) (v1.Image, []string, error) {
+func buildRootfs(ctx context.Context, src Source, epoch time.Time, trees *treeIndex) (v1.Image, []string, error) {
 	fi, err := os.Stat(src.Rootfs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
@@ -126,7 +132,7 @@ func buildRootfs(ctx context.Context, src Source, epoch time.Time) (v1.Image, []
 	if err != nil {
 		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
 	}
-	layer, warnings, err := newLazyLayer(ctx, "rootfs "+src.Rootfs, rootfsTar(root, epoch))
+	layer, warnings, err := trees.rootfsLayer(ctx, "rootfs "+src.Rootfs, root, epoch)
 	if err != nil {
 		return nil, warnings, err
 	}

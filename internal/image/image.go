@@ -65,6 +65,9 @@ type Options struct {
 	// there.
 	AuthFile        string
 	AuthFileSetting string
+	// TreeIndex is the file where a builder remembers the content digests of rootfs trees,
+	// so an unchanged tree is not read again (treeindex.go); "" keeps none.
+	TreeIndex string
 }
 
 // Builder makes images from sources.

@@ -194,6 +194,9 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 
 type fileID struct{ dev, ino uint64 }
 
+// openFile opens a file whose content goes into a layer; tests count the reads.
+var openFile = os.Open
+
 func newTarWriter(w io.Writer, epoch time.Time) *tarWriter {
 	return &tarWriter{tw: tar.NewWriter(w), epoch: epoch, links: map[fileID]string{}}
 }
@@ -253,7 +256,7 @@ func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err err
 	if hdr.Typeflag != tar.TypeReg {
 		return "", nil
 	}
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return "", err
 	}
