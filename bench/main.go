@@ -138,6 +138,7 @@ func main() {
 	replot := flag.String("replot", "", "scale mode: redraw the plot from this JSON result of an earlier run into -svg, and stop")
 	flag.StringVar(&nsScale, "scale-namespace", nsScale, "scale mode: the namespace (and group) of the group (another bench run on the cluster deletes bench-scale at its start)")
 	publishNS := flag.String("publish-namespace", "bench", "publish mode: the prefix of its two namespaces, <prefix>-plain and <prefix>-publish")
+	devDir := flag.String("dev-dir", "", "run on a core dev cluster of its own in this directory (started as by slipway --dir DIR dev up --core when not running), not on the shared one")
 	flag.Parse()
 	nsPlain, nsPublish = *publishNS+"-plain", *publishNS+"-publish"
 	log.SetFlags(log.Ltime)
@@ -154,6 +155,10 @@ func main() {
 			Nodes: *nodes, Parallelism: *parallelism, Machine: machine(), Floors: map[string]float64{}}}
 	b.scale = *scale || *publish // neither runs the peers
 	b.publish = *publish
+	b.devDir = *devDir
+	if b.devDir != "" && b.publish {
+		log.Fatal("-dev-dir: the publish mode needs the publishing parts of the shared dev cluster")
+	}
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		log.Fatal(err)
@@ -197,6 +202,7 @@ type bench struct {
 	waitLimit   time.Duration
 	scale       bool
 	publish     bool
+	devDir      string // -dev-dir: a core dev cluster of its own
 
 	env        *devcluster.Env
 	kc         *kube.Client

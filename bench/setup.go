@@ -24,7 +24,7 @@ import (
 )
 
 func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm bool) error {
-	env, running, err := devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr})
+	env, running, err := devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Dir: b.devDir, Core: b.devDir != ""})
 	if err != nil {
 		return err
 	}
