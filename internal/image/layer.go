@@ -39,6 +39,8 @@ type lazyLayer struct {
 	src    tarSource
 	diffID v1.Hash
 
+	tarSize int64 // of the tar stream; 0 when not known
+
 	once   sync.Once
 	file   *os.File // unlinked; closed by its finalizer once the layer is unreachable
 	digest v1.Hash
@@ -60,7 +62,8 @@ var hashBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64
 func newLazyLayer(ctx context.Context, what string, src tarSource) (*lazyLayer, []string, error) {
 	h := sha256.New()
 	bw := hashBuffers.Get().(*bufio.Writer)
-	bw.Reset(ctxWriter{ctx, h})
+	cw := &countWriter{w: ctxWriter{ctx, h}}
+	bw.Reset(cw)
 	warnings, err := src(bw)
 	if err == nil {
 		err = bw.Flush()
@@ -70,8 +73,34 @@ func newLazyLayer(ctx context.Context, what string, src tarSource) (*lazyLayer, 
 	if err != nil {
 		return nil, warnings, err
 	}
-	return &lazyLayer{what: what, src: src, diffID: hashOf(h)}, warnings, nil
+	return &lazyLayer{what: what, src: src, diffID: hashOf(h), tarSize: cw.n}, warnings, nil
 }
+
+// countWriter counts what passes through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// compressBufferSize is the size of each buffer of a layer's compression: the tar stream's
+// size up to 1 MiB. A 1,000-node first apply compresses 1,000 layers of a few hundred bytes,
+// 200 at a time; two fixed 1 MiB buffers each were 2 GB of its allocation (issue 17).
+func compressBufferSize(tarSize int64) int {
+	return int(min(max(tarSize, 4<<10), 1<<20))
+}
+
+// gzipWriters are compressors at compressionLevel, reused: each holds about half a megabyte
+// of tables that a tiny layer would otherwise allocate anew.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, compressionLevel)
+	return zw
+}}
 
 // ctxWriter fails writes once ctx is done, so a long pass over a tree can be interrupted.
 type ctxWriter struct {
@@ -104,8 +133,12 @@ func (l *lazyLayer) compress() error {
 
 		pr, pw := io.Pipe()
 		diff := sha256.New()
+		size := l.tarSize
+		if size == 0 {
+			size = 1 << 20
+		}
 		go func() {
-			bw := bufio.NewWriterSize(io.MultiWriter(pw, diff), 1<<20)
+			bw := bufio.NewWriterSize(io.MultiWriter(pw, diff), compressBufferSize(size))
 			_, err := l.src(bw)
 			if err == nil {
 				err = bw.Flush()
@@ -113,12 +146,17 @@ func (l *lazyLayer) compress() error {
 			pw.CloseWithError(err)
 		}()
 		sum := sha256.New()
-		fw := bufio.NewWriterSize(f, 1<<20)
-		zw, _ := gzip.NewWriterLevel(io.MultiWriter(fw, sum), compressionLevel)
-		_, err = io.Copy(zw, pr)
+		fw := bufio.NewWriterSize(f, compressBufferSize(size))
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(io.MultiWriter(fw, sum))
+		buf := copyBuffers.Get().(*[]byte)
+		_, err = io.CopyBuffer(zw, pr, *buf)
+		copyBuffers.Put(buf)
 		if err == nil {
 			err = zw.Close()
 		}
+		zw.Reset(nil)
+		gzipWriters.Put(zw)
 		if err == nil {
 			err = fw.Flush()
 		}

@@ -50,6 +50,7 @@ type treeIndex struct {
 type treeRecord struct {
 	Stats  string  `json:"stats"`  // sha256 of the entries' lstat records (treeStats)
 	DiffID v1.Hash `json:"diffID"` // of the tar stream those entries made
+	Size   int64   `json:"size"`   // of that stream
 }
 
 type treeIndexFile struct {
@@ -106,14 +107,14 @@ func (x *treeIndex) rootfsLayer(ctx context.Context, what, root string, epoch ti
 	x.used[key] = true
 	x.mu.Unlock()
 	if serr == nil && settled && ok && rec.Stats == stats {
-		return &lazyLayer{what: what, src: src, diffID: rec.DiffID}, nil, nil
+		return &lazyLayer{what: what, src: src, diffID: rec.DiffID, tarSize: rec.Size}, nil, nil
 	}
 	l, warnings, err := newLazyLayer(ctx, what, src)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	switch {
 	case err == nil && serr == nil && settled && len(warnings) == 0:
-		x.trees[key] = treeRecord{Stats: stats, DiffID: l.diffID}
+		x.trees[key] = treeRecord{Stats: stats, DiffID: l.diffID, Size: l.tarSize}
 		x.changed = true
 	case ok:
 		delete(x.trees, key)
