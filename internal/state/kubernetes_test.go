@@ -18,24 +18,27 @@ import (
 // AlreadyExists and NotFound as the real one answers them. The same suite runs against the dev
 // cluster in kubernetes_cluster_test.go.
 type fakeKube struct {
-	mu      sync.Mutex
-	rv      int
+	api     fakeAPI
 	secrets fakeObjects[kube.StateSecret]
 	leases  fakeObjects[kube.StateLease]
 }
 
-func newFakeKube() *fakeKube {
-	return &fakeKube{
-		secrets: fakeObjects[kube.StateSecret]{kind: "secret", m: map[string]kube.StateSecret{},
-			meta: func(s *kube.StateSecret) (string, *string) { return s.Name, &s.ResourceVersion },
-			copy: func(s kube.StateSecret) kube.StateSecret { s.Data = maps.Clone(s.Data); return s }},
-		leases: fakeObjects[kube.StateLease]{kind: "lease", m: map[string]kube.StateLease{},
-			meta: func(l *kube.StateLease) (string, *string) { return l.Name, &l.ResourceVersion },
-			copy: func(l kube.StateLease) kube.StateLease { return l }},
-	}
+// fakeAPI is what the fake's kinds share: one lock, one resourceVersion counter.
+type fakeAPI struct {
+	mu sync.Mutex
+	rv int
 }
 
-func (f *fakeKube) nextRV() string { f.rv++; return fmt.Sprint(f.rv) }
+func newFakeKube() *fakeKube {
+	f := &fakeKube{}
+	f.secrets = fakeObjects[kube.StateSecret]{api: &f.api, kind: "secret", m: map[string]kube.StateSecret{},
+		meta: func(s *kube.StateSecret) (string, *string) { return s.Name, &s.ResourceVersion },
+		copy: func(s kube.StateSecret) kube.StateSecret { s.Data = maps.Clone(s.Data); return s }}
+	f.leases = fakeObjects[kube.StateLease]{api: &f.api, kind: "lease", m: map[string]kube.StateLease{},
+		meta: func(l *kube.StateLease) (string, *string) { return l.Name, &l.ResourceVersion },
+		copy: func(l kube.StateLease) kube.StateLease { return l }}
+	return f
+}
 
 func notFound(kind, name string) error {
 	return fmt.Errorf("%s %s: %w", kind, name, kube.ErrObjectNotFound)
@@ -44,8 +47,9 @@ func conflict(kind, name string) error {
 	return fmt.Errorf("%s %s: %w", kind, name, kube.ErrObjectConflict)
 }
 
-// fakeObjects are the objects of one kind, by namespace/name; the fakeKube's lock guards them.
+// fakeObjects are the objects of one kind, by namespace/name.
 type fakeObjects[T any] struct {
+	api  *fakeAPI // guards m
 	kind string
 	m    map[string]T
 	meta func(*T) (name string, resourceVersion *string)
@@ -53,6 +57,8 @@ type fakeObjects[T any] struct {
 }
 
 func (o *fakeObjects[T]) get(ns, name string) (*T, error) {
+	o.api.mu.Lock()
+	defer o.api.mu.Unlock()
 	x, ok := o.m[ns+"/"+name]
 	if !ok {
 		return nil, notFound(o.kind, name)
@@ -63,7 +69,9 @@ func (o *fakeObjects[T]) get(ns, name string) (*T, error) {
 
 // put creates x (create) or replaces it at its resourceVersion, if set; the stored copy gets
 // the next resourceVersion.
-func (o *fakeObjects[T]) put(ns string, x *T, create bool, nextRV func() string) (*T, error) {
+func (o *fakeObjects[T]) put(ns string, x *T, create bool) (*T, error) {
+	o.api.mu.Lock()
+	defer o.api.mu.Unlock()
 	name, want := o.meta(x)
 	cur, ok := o.m[ns+"/"+name]
 	switch {
@@ -78,12 +86,15 @@ func (o *fakeObjects[T]) put(ns string, x *T, create bool, nextRV func() string)
 	}
 	c := *x
 	_, crv := o.meta(&c)
-	*crv = nextRV()
+	o.api.rv++
+	*crv = fmt.Sprint(o.api.rv)
 	o.m[ns+"/"+name] = c
 	return &c, nil
 }
 
 func (o *fakeObjects[T]) delete(ns, name, rv string) error {
+	o.api.mu.Lock()
+	defer o.api.mu.Unlock()
 	cur, ok := o.m[ns+"/"+name]
 	if !ok {
 		return notFound(o.kind, name)
@@ -96,32 +107,24 @@ func (o *fakeObjects[T]) delete(ns, name, rv string) error {
 }
 
 func (f *fakeKube) GetStateSecret(_ context.Context, ns, name string) (*kube.StateSecret, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	return f.secrets.get(ns, name)
 }
 
 func (f *fakeKube) CreateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.secrets.put(ns, s, true, f.nextRV)
+	return f.secrets.put(ns, s, true)
 }
 
 func (f *fakeKube) UpdateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.secrets.put(ns, s, false, f.nextRV)
+	return f.secrets.put(ns, s, false)
 }
 
 func (f *fakeKube) DeleteStateSecret(_ context.Context, ns, name, rv string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	return f.secrets.delete(ns, name, rv)
 }
 
 func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[string]string) ([]kube.StateSecret, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.api.mu.Lock()
+	defer f.api.mu.Unlock()
 	var out []kube.StateSecret
 	for k, s := range f.secrets.m {
 		if !strings.HasPrefix(k, ns+"/") {
@@ -139,26 +142,18 @@ func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[stri
 }
 
 func (f *fakeKube) GetLease(_ context.Context, ns, name string) (*kube.StateLease, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	return f.leases.get(ns, name)
 }
 
 func (f *fakeKube) CreateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.leases.put(ns, l, true, f.nextRV)
+	return f.leases.put(ns, l, true)
 }
 
 func (f *fakeKube) UpdateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.leases.put(ns, l, false, f.nextRV)
+	return f.leases.put(ns, l, false)
 }
 
 func (f *fakeKube) DeleteLease(_ context.Context, ns, name, rv string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	return f.leases.delete(ns, name, rv)
 }
 
