@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -19,17 +17,8 @@ func TestFullExampleSetsEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		t.Fatal(err)
-	}
-	known := map[string]bool{}
-	for _, f := range spec.Fields() {
-		known[f] = false
-	}
-	markFields(root.Content[0], "", known)
-	for _, f := range spec.Fields() {
-		if !known[f] && f != "publish" && !strings.HasPrefix(f, "publish.") {
+	for _, f := range unsetFields(t, data) {
+		if f != "publish" && !strings.HasPrefix(f, "publish.") {
 			t.Errorf("%s does not set %s", file, f)
 		}
 	}

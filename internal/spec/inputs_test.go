@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,6 +26,9 @@ func errorLines(t *testing.T, file, dir string) (*spec.Group, []string) {
 	var out []string
 	for _, e := range errs {
 		out = append(out, e.Error())
+	}
+	if err.Error() != strings.Join(out, "\n") {
+		t.Errorf("Errors.Error() = %q, want the lines joined", err.Error())
 	}
 	return nil, out
 }
