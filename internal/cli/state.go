@@ -30,22 +30,15 @@ func newStateCmd(g *Globals) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&group, "group", "", "the group (default: the group file's)")
 
-	show := &cobra.Command{
-		Use:   "show",
-		Short: "Print the group's state and its lock, if any",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return stateShow(cmd.Context(), g, group, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+	// show and list take no argument; they run with the --group given.
+	noArgs := func(use, short string, run func(context.Context, *Globals, string, io.Writer, io.Writer) error) *cobra.Command {
+		return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return run(cmd.Context(), g, group, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}}
 	}
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the groups the state backend holds",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return stateList(cmd.Context(), g, group, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
+	show := noArgs("show", "Print the group's state and its lock, if any", stateShow)
+	list := noArgs("list", "List the groups the state backend holds", stateList)
 	unlock := &cobra.Command{
 		Use:   "unlock LOCK_ID",
 		Short: "Remove the group's lock (left by a killed run), printing its holder first",
@@ -90,12 +83,18 @@ func liveness(i state.Info) string {
 	return "unknown"
 }
 
-func stateShow(ctx context.Context, g *Globals, flagGroup string, stdout, stderr io.Writer) error {
+// openGroupState opens the state of the group stateGroup names.
+func openGroupState(ctx context.Context, g *Globals, flagGroup string, stderr io.Writer) (string, state.Backend, error) {
 	group, err := stateGroup(g, flagGroup)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	b, err := openState(ctx, g, group, stderr)
+	return group, b, err
+}
+
+func stateShow(ctx context.Context, g *Globals, flagGroup string, stdout, stderr io.Writer) error {
+	group, b, err := openGroupState(ctx, g, flagGroup, stderr)
 	if err != nil {
 		return err
 	}
@@ -194,11 +193,7 @@ func stateList(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 }
 
 func stateUnlock(ctx context.Context, g *Globals, flagGroup, id string, stdout, stderr io.Writer) error {
-	group, err := stateGroup(g, flagGroup)
-	if err != nil {
-		return err
-	}
-	b, err := openState(ctx, g, group, stderr)
+	group, b, err := openGroupState(ctx, g, flagGroup, stderr)
 	if err != nil {
 		return err
 	}
