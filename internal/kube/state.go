@@ -73,40 +73,22 @@ func toSecret(ns string, s *StateSecret) *corev1.Secret {
 
 // GetStateSecret reads Secret ns/name.
 func (c *Client) GetStateSecret(ctx context.Context, ns, name string) (*StateSecret, error) {
-	s, err := c.Clientset.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, stateErr("secret", ns, name, "get", err)
-	}
-	return fromSecret(s), nil
+	return getObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, name, fromSecret)
 }
 
 // CreateStateSecret creates Secret ns/s.Name; one that exists already wraps ErrObjectConflict.
 func (c *Client) CreateStateSecret(ctx context.Context, ns string, s *StateSecret) (*StateSecret, error) {
-	in := toSecret(ns, s)
-	in.ResourceVersion = ""
-	out, err := c.Clientset.CoreV1().Secrets(ns).Create(ctx, in, metav1.CreateOptions{FieldManager: FieldManager})
-	if err != nil {
-		return nil, stateErr("secret", ns, s.Name, "create", err)
-	}
-	return fromSecret(out), nil
+	return createObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, toSecret(ns, s), fromSecret)
 }
 
 // UpdateStateSecret replaces Secret ns/s.Name if its resourceVersion is still s.ResourceVersion.
 func (c *Client) UpdateStateSecret(ctx context.Context, ns string, s *StateSecret) (*StateSecret, error) {
-	out, err := c.Clientset.CoreV1().Secrets(ns).Update(ctx, toSecret(ns, s), metav1.UpdateOptions{FieldManager: FieldManager})
-	if err != nil {
-		return nil, stateErr("secret", ns, s.Name, "update", err)
-	}
-	return fromSecret(out), nil
+	return updateObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, toSecret(ns, s), fromSecret)
 }
 
 // DeleteStateSecret deletes Secret ns/name, only at resourceVersion when that is not "".
 func (c *Client) DeleteStateSecret(ctx context.Context, ns, name, resourceVersion string) error {
-	err := c.Clientset.CoreV1().Secrets(ns).Delete(ctx, name, deleteOptions(resourceVersion))
-	if err != nil {
-		return stateErr("secret", ns, name, "delete", err)
-	}
-	return nil
+	return deleteObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, name, resourceVersion)
 }
 
 // ListStateSecrets lists the Secrets of ns that carry every label of match.
@@ -163,38 +145,62 @@ func toLease(ns string, l *StateLease) *coordinationv1.Lease {
 
 // GetLease reads Lease ns/name.
 func (c *Client) GetLease(ctx context.Context, ns, name string) (*StateLease, error) {
-	l, err := c.Clientset.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, stateErr("lease", ns, name, "get", err)
-	}
-	return fromLease(l), nil
+	return getObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, name, fromLease)
 }
 
 // CreateLease creates Lease ns/l.Name; one that exists already wraps ErrObjectConflict.
 func (c *Client) CreateLease(ctx context.Context, ns string, l *StateLease) (*StateLease, error) {
-	in := toLease(ns, l)
-	in.ResourceVersion = ""
-	out, err := c.Clientset.CoordinationV1().Leases(ns).Create(ctx, in, metav1.CreateOptions{FieldManager: FieldManager})
-	if err != nil {
-		return nil, stateErr("lease", ns, l.Name, "create", err)
-	}
-	return fromLease(out), nil
+	return createObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, toLease(ns, l), fromLease)
 }
 
 // UpdateLease replaces Lease ns/l.Name if its resourceVersion is still l.ResourceVersion.
 func (c *Client) UpdateLease(ctx context.Context, ns string, l *StateLease) (*StateLease, error) {
-	out, err := c.Clientset.CoordinationV1().Leases(ns).Update(ctx, toLease(ns, l), metav1.UpdateOptions{FieldManager: FieldManager})
-	if err != nil {
-		return nil, stateErr("lease", ns, l.Name, "update", err)
-	}
-	return fromLease(out), nil
+	return updateObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, toLease(ns, l), fromLease)
 }
 
 // DeleteLease deletes Lease ns/name, only at resourceVersion when that is not "".
 func (c *Client) DeleteLease(ctx context.Context, ns, name, resourceVersion string) error {
-	err := c.Clientset.CoordinationV1().Leases(ns).Delete(ctx, name, deleteOptions(resourceVersion))
+	return deleteObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, name, resourceVersion)
+}
+
+// typedClient is what client-go's typed client of one kind (Secrets(ns), Leases(ns)) offers the
+// state calls.
+type typedClient[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+func getObject[T, V any](ctx context.Context, c typedClient[T], kind, ns, name string, from func(T) *V) (*V, error) {
+	out, err := c.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return stateErr("lease", ns, name, "delete", err)
+		return nil, stateErr(kind, ns, name, "get", err)
+	}
+	return from(out), nil
+}
+
+// createObject creates in, whatever resourceVersion it carries.
+func createObject[T metav1.Object, V any](ctx context.Context, c typedClient[T], kind, ns string, in T, from func(T) *V) (*V, error) {
+	in.SetResourceVersion("")
+	out, err := c.Create(ctx, in, metav1.CreateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, stateErr(kind, ns, in.GetName(), "create", err)
+	}
+	return from(out), nil
+}
+
+func updateObject[T metav1.Object, V any](ctx context.Context, c typedClient[T], kind, ns string, in T, from func(T) *V) (*V, error) {
+	out, err := c.Update(ctx, in, metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, stateErr(kind, ns, in.GetName(), "update", err)
+	}
+	return from(out), nil
+}
+
+func deleteObject[T any](ctx context.Context, c typedClient[T], kind, ns, name, resourceVersion string) error {
+	if err := c.Delete(ctx, name, deleteOptions(resourceVersion)); err != nil {
+		return stateErr(kind, ns, name, "delete", err)
 	}
 	return nil
 }
