@@ -119,7 +119,8 @@ func TestKubeconformExamples(t *testing.T) {
 	}
 	t.Setenv(spec.EnvGateway, gateway) // examples/publish's www goes behind it: its HTTPRoute
 	// examples/publish names a DNS key, whose secret the loader wants; render sends no update.
-	t.Setenv("SLIPWAY_TSIG_SECRET", "a3ViZWNvbmZvcm0tdGVzdC1rZXk=")
+	t.Setenv(spec.EnvTSIGSecret, "a3ViZWNvbmZvcm0tdGVzdC1rZXk=")
+	t.Setenv(spec.EnvTSIGSecretFile, "")
 	v := strictValidator(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
