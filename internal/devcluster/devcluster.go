@@ -36,6 +36,9 @@ type Env struct {
 	// Gateway is the <namespace>/<name> of the Programmed Gateway; empty without the
 	// publishing parts (Options.Core).
 	Gateway string `json:"gateway,omitempty"`
+	// PublishingObjects is the digest of the MetalLB pools and Gateway objects last applied
+	// (publishingDigest): a slipway whose objects differ applies its own on a running cluster.
+	PublishingObjects string `json:"publishingObjects,omitempty"`
 }
 
 // components in start order; Down stops them in reverse.

@@ -2,6 +2,8 @@ package devcluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -54,12 +56,13 @@ func (e *Env) ensurePublishing(ctx context.Context, fresh bool, progress io.Writ
 	}
 	if all {
 		// Whoever started them applied the Gateway (cluster.json may have been written since by
-		// a slipway that does not know the field).
-		if e.Gateway == "" {
-			e.Gateway = Gateway
-			return e.save()
+		// a slipway that does not know the field), and the pools and Gateway objects as that
+		// slipway wrote them: this one's are applied when they differ.
+		if e.Gateway != "" && e.PublishingObjects == publishingDigest() {
+			return nil
 		}
-		return nil
+		e.Gateway = Gateway
+		return e.applyPublishingObjects(ctx)
 	}
 	start := time.Now()
 	envoyBin, envoyCache, err := ensureTool(ctx, "envoy-gateway", progress)
@@ -80,11 +83,8 @@ func (e *Env) ensurePublishing(ctx context.Context, fresh bool, progress io.Writ
 			return err
 		}
 	}
-	if err := e.kubectlApply(ctx, gatewayObjects()); err != nil {
-		return err
-	}
 	e.Gateway = Gateway
-	if err := e.save(); err != nil {
+	if err := e.applyPublishingObjects(ctx); err != nil {
 		return err
 	}
 	limit := 3 * time.Minute
@@ -101,4 +101,20 @@ func (e *Env) ensurePublishing(ctx context.Context, fresh bool, progress io.Writ
 	}
 	fmt.Fprintf(progress, "dev: Gateway %s Programmed at %s (publishing parts ready in %s)\n", Gateway, addr, time.Since(start).Round(100*time.Millisecond))
 	return nil
+}
+
+// publishingDigest names the MetalLB pools and Gateway objects this slipway applies.
+func publishingDigest() string {
+	sum := sha256.Sum256([]byte(metallbObjects() + gatewayObjects()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// applyPublishingObjects applies the MetalLB pools and the Gateway objects (a server-side
+// apply: idempotent) and records which it applied in cluster.json.
+func (e *Env) applyPublishingObjects(ctx context.Context) error {
+	if err := e.kubectlApply(ctx, metallbObjects()+"---\n"+gatewayObjects()); err != nil {
+		return err
+	}
+	e.PublishingObjects = publishingDigest()
+	return e.save()
 }

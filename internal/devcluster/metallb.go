@@ -26,7 +26,9 @@ const (
 	metallbProc      = "metallb-controller"
 )
 
-// metallbObjects are MetalLB's namespace and pools.
+// metallbObjects are MetalLB's namespace and pools. No pool hands out an address ending in .0
+// or .255 (avoidBuggyIPs): 192.0.2.0 is the range's network address, which some clients and
+// tools refuse or take for the network itself.
 func metallbObjects() string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Namespace
@@ -37,6 +39,7 @@ kind: IPAddressPool
 metadata: {name: %[2]s, namespace: %[1]s}
 spec:
   addresses: [%[3]s]
+  avoidBuggyIPs: true
   serviceAllocation: {priority: 1}
 ---
 apiVersion: metallb.io/v1beta1
@@ -44,12 +47,14 @@ kind: IPAddressPool
 metadata: {name: dev-overflow, namespace: %[1]s}
 spec:
   addresses: [%[4]s]
+  avoidBuggyIPs: true
 ---
 apiVersion: metallb.io/v1beta1
 kind: IPAddressPool
 metadata: {name: reserved, namespace: %[1]s}
 spec:
   addresses: [%[5]s]
+  avoidBuggyIPs: true
   autoAssign: false
 `, MetalLBNamespace, MetalLBPool, MetalLBRange, MetalLBOverflow, MetalLBReserved)
 }

@@ -111,6 +111,9 @@ func TestLoadBalancerAddress(t *testing.T) {
 			if tc.want == "" && !devPool.Contains(ip) && !overflowPool.Contains(ip) {
 				t.Errorf("address %s, want one in %s (or %s when that is full)", ip, devPool, overflowPool)
 			}
+			if strings.HasSuffix(got[0], ".0") || strings.HasSuffix(got[0], ".255") {
+				t.Errorf("address %s ends in .0 or .255 (avoidBuggyIPs)", ip)
+			}
 			if tc.want == "" && reservedPool.Contains(ip) {
 				t.Errorf("address %s from the reserved pool %s, which is handed out only on request", ip, reservedPool)
 			}
@@ -125,22 +128,7 @@ func TestLoadBalancerUnknownPoolGetsNone(t *testing.T) {
 	ns := namespace(t, c, "lbnone")
 	start := time.Now()
 	service(t, c, ns, "nopool", corev1.ServiceTypeLoadBalancer, map[string]string{"metallb.universe.tf/address-pool": "no-such-pool"})
-	var reason string
-	devtest.WaitFor(t, lbLimit, "MetalLB's event on Service "+ns+"/nopool", func() (bool, string) {
-		evs, err := c.Clientset.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=nopool"})
-		if err != nil {
-			return false, err.Error()
-		}
-		var seen []string
-		for _, ev := range evs.Items {
-			seen = append(seen, ev.Reason+": "+ev.Message)
-			if ev.Reason == "AllocationFailed" {
-				reason = ev.Reason + ": " + ev.Message
-				return true, reason
-			}
-		}
-		return false, strings.Join(seen, "; ")
-	})
+	reason := allocationFailed(t, c, ns, "nopool")
 	t.Logf("Service %s/nopool: %q after %s", ns, reason, time.Since(start).Round(time.Millisecond))
 	if !strings.Contains(reason, "no-such-pool") {
 		t.Errorf("event %q does not name the pool no-such-pool", reason)
@@ -148,6 +136,61 @@ func TestLoadBalancerUnknownPoolGetsNone(t *testing.T) {
 	if got := ingress(t, c, ns, "nopool"); len(got) != 0 {
 		t.Errorf("Service with an unknown pool got addresses %v, want none", got)
 	}
+}
+
+// No pool hands out an address ending in .0 or .255 (avoidBuggyIPs): not even on request,
+// so 192.0.2.0, the dev range's network address, is nobody's.
+func TestLoadBalancerAvoidsBuggyAddresses(t *testing.T) {
+	_, c := client(t)
+	ns := namespace(t, c, "lbbuggy")
+	for i, ip := range []string{"192.0.2.0", "192.0.2.255", "198.18.1.0", "203.0.113.255"} {
+		t.Run(ip, func(t *testing.T) {
+			t.Parallel()
+			name := fmt.Sprintf("buggy%d", i)
+			service(t, c, ns, name, corev1.ServiceTypeLoadBalancer, map[string]string{"metallb.universe.tf/loadBalancerIPs": ip})
+			var reason string
+			var got []string
+			devtest.WaitFor(t, lbLimit, "MetalLB's answer to Service "+ns+"/"+name, func() (bool, string) {
+				reason, got = allocationEvent(t, c, ns, name), ingress(t, c, ns, name)
+				return reason != "" || len(got) > 0, reason
+			})
+			if len(got) != 0 {
+				t.Fatalf("Service %s asking for %s got addresses %v, want none", name, ip, got)
+			}
+			// Refused as outside every pool, not as in use by another Service.
+			if !strings.Contains(reason, "is not allowed in config") {
+				t.Errorf("Service %s asking for %s: event %q, want it not allowed by the pools", name, ip, reason)
+			}
+		})
+	}
+}
+
+// allocationFailed waits for MetalLB's AllocationFailed event on Service ns/name and returns
+// its reason and message.
+func allocationFailed(t *testing.T, c *kube.Client, ns, name string) string {
+	t.Helper()
+	var reason string
+	devtest.WaitFor(t, lbLimit, "MetalLB's event on Service "+ns+"/"+name, func() (bool, string) {
+		reason = allocationEvent(t, c, ns, name)
+		return reason != "", reason
+	})
+	return reason
+}
+
+// allocationEvent is the reason and message of MetalLB's AllocationFailed event on Service
+// ns/name, "" while there is none.
+func allocationEvent(t *testing.T, c *kube.Client, ns, name string) string {
+	t.Helper()
+	evs, err := c.Clientset.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs.Items {
+		if ev.Reason == "AllocationFailed" {
+			return ev.Reason + ": " + ev.Message
+		}
+	}
+	return ""
 }
 
 // The dev cluster's Gateway is Programmed with an address from the pool, has the listeners
