@@ -126,10 +126,10 @@ func (d *dnsTest) query(name string, typ uint16) []string {
 func (d *dnsTest) address(node string) string {
 	d.t.Helper()
 	s, err := d.Kube.Clientset.CoreV1().Services(d.Name).Get(context.Background(), node, metav1.GetOptions{})
-	if err != nil || len(s.Status.LoadBalancer.Ingress) == 0 {
-		d.t.Fatalf("service %s: no load-balancer address: %v", node, err)
+	if err != nil {
+		d.t.Fatalf("service %s: %v", node, err)
 	}
-	return s.Status.LoadBalancer.Ingress[0].IP
+	return lbAddress(d.t, s)
 }
 
 // owner is the owner TXT slipway writes for node.
