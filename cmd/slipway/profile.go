@@ -5,12 +5,14 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"time"
 )
 
 // Profiling is for developers measuring scale (BENCHMARKS.md, issue 17), so it is switched on
 // by environment variables rather than flags a user would see in --help:
 //
 //	SLIPWAY_CPUPROFILE=cpu.pprof SLIPWAY_MEMPROFILE=heap.pprof slipway plan
+//	SLIPWAY_MEMPROFILE_PEAK=peak.pprof slipway apply --yes   # the heap at its largest
 const (
 	envCPUProfile = "SLIPWAY_CPUPROFILE"
 	envMemProfile = "SLIPWAY_MEMPROFILE"
@@ -30,7 +32,14 @@ func startProfiles(getenv func(string) string) (stop func() error, err error) {
 			return nil, fmt.Errorf("%s %s: %w", envCPUProfile, cpuPath, err)
 		}
 	}
+	stopPeak := func() error { return nil }
+	if p := getenv(envPeakProfile); p != "" {
+		stopPeak = watchPeak(p, 200*time.Millisecond)
+	}
 	return func() error {
+		if err := stopPeak(); err != nil {
+			return err
+		}
 		if cpu != nil {
 			pprof.StopCPUProfile()
 			if err := cpu.Close(); err != nil {

@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"compress/gzip"
 	"io"
@@ -67,4 +69,27 @@ func TestNoProfilesWithoutEnvironment(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("files written without the environment: %v", entries)
 	}
+}
+
+// The peak profile is written while the run holds its most memory, not only at its end.
+func TestPeakProfileWrittenWhileHeapGrows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "peak.pprof")
+	stop := watchPeak(path, 10*time.Millisecond)
+	held := make([][]byte, 0, 32)
+	for range 32 {
+		held = append(held, make([]byte, 1<<20))
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no peak profile at %s while 32 MiB were held", path)
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the file, with a deadline
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(held)
 }
