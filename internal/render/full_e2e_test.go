@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"slipway.dev/slipway/internal/devcluster"
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 )
@@ -29,17 +30,7 @@ func TestFullExampleOnCluster(t *testing.T) {
 	const token, ssoSecret = "full-example-token", "full-example-client-secret"
 	t.Setenv("APP_TOKEN", token)
 	t.Setenv("SSO_CLIENT_SECRET", ssoSecret)
-	env := devtest.Env(t)
-	devtest.ServiceMonitorCRD(t, env)
-	c, _ := client(t, env.Kubeconfig)
-	ns := testNamespace(t, c, "render-full")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	tmp := t.TempDir()
-	run := slipwayRunner(t, ctx, tmp)
-
-	base, _ := filepath.Abs("../../examples/full/base/slipway.yaml")
-	pushed, _ := run("-f", base, "--registry", env.Registry, "images", "push")
+	env, c, ns, ctx, tmp, run, pushed := fullExample(t, "render-full")
 	example, _ := filepath.Abs("../../examples/full/slipway.yaml")
 	file, err := os.ReadFile(example)
 	if err != nil {
@@ -114,21 +105,29 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
+// fullExample is what the tests of examples/full start from: the dev cluster with the
+// ServiceMonitor CRD, a namespace named for prefix, a slipway binary in tmp and the example's
+// base image pushed (its output: the pushed reference).
+func fullExample(t *testing.T, prefix string) (env *devcluster.Env, c *kube.Client, ns string, ctx context.Context, tmp string, run func(args ...string) (string, string), pushed string) {
+	env = devtest.Env(t)
+	devtest.ServiceMonitorCRD(t, env)
+	c, _ = client(t, env.Kubeconfig)
+	ns = testNamespace(t, c, prefix)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	t.Cleanup(cancel)
+	tmp = t.TempDir()
+	run = slipwayRunner(t, ctx, tmp)
+	base, _ := filepath.Abs("../../examples/full/base/slipway.yaml")
+	pushed, _ = run("-f", base, "--registry", env.Registry, "images", "push")
+	return env, c, ns, ctx, tmp, run, pushed
+}
+
 // TestFullExampleApply deploys examples/full with slipway itself: apply brings every
 // Deployment to ready and makes the Secrets from the environment; plan then says No changes.
 func TestFullExampleApply(t *testing.T) {
 	t.Setenv("APP_TOKEN", "full-apply-token")
 	t.Setenv("SSO_CLIENT_SECRET", "full-apply-client-secret")
-	env := devtest.Env(t)
-	devtest.ServiceMonitorCRD(t, env)
-	c, _ := client(t, env.Kubeconfig)
-	ns := testNamespace(t, c, "render-full-apply")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	tmp := t.TempDir()
-	run := slipwayRunner(t, ctx, tmp)
-	base, _ := filepath.Abs("../../examples/full/base/slipway.yaml")
-	run("-f", base, "--registry", env.Registry, "images", "push")
+	env, c, ns, ctx, tmp, run, _ := fullExample(t, "render-full-apply")
 	mustCreate(t, ctx, c, ns, nil)
 	example, _ := filepath.Abs("../../examples/full/slipway.yaml")
 	slipway := func(args ...string) (string, string) {
