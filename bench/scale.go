@@ -92,7 +92,13 @@ func (b *bench) scaleSize(ctx context.Context, root string, n int, profile bool)
 		return []string{"SLIPWAY_CPUPROFILE=" + cpu, "SLIPWAY_MEMPROFILE=" + mem}
 	}
 	row.Crane = b.cranePhase(ctx, n, b.effectiveParallelism())
-	first := b.step(ctx, "slipway", "first apply (until all Ready)", b.slipway, append([]string{"apply", "--yes", "-o", "json"}, par...)...)
+	var peakEnv []string
+	if profile {
+		peak := filepath.Join(b.work, "first-apply.peak.pprof")
+		row.Profiles = append(row.Profiles, peak)
+		peakEnv = []string{"SLIPWAY_MEMPROFILE_PEAK=" + peak}
+	}
+	first := b.stepEnv(ctx, peakEnv, "slipway", "first apply (until all Ready)", b.slipway, append([]string{"apply", "--yes", "-o", "json"}, par...)...)
 	row.Phases = b.phases(first)
 	if first.Error == "" {
 		if t0, t1, err := b.floorTimes(ctx, nsScale); err == nil {
