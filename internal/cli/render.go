@@ -86,7 +86,7 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 		if err := render.WritePackage(o.out, objs); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "render: wrote %s and kustomization.yaml to %s\n", plural(len(objs), "object"), o.out)
+		fmt.Fprintf(stderr, "render: wrote %s and kustomization.yaml to %s\n", ui.Plural(len(objs), "object"), o.out)
 		return nil
 	}
 	data, err := render.YAML(objs)

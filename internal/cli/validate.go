@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/ui"
 )
 
 func init() { register(newValidateCmd) }
@@ -28,56 +27,13 @@ func newValidateCmd(g *Globals) *cobra.Command {
 			if err != nil && !errors.As(err, &errs) {
 				return err
 			}
-			if g.Output == "json" {
-				return validateJSON(cmd, g.File, grp, errs)
+			if err := ui.Validation(cmd.OutOrStdout(), cmd.ErrOrStderr(), g.File, grp, errs, g.Output == "json"); err != nil {
+				return err
 			}
 			if errs != nil {
-				for _, e := range errs {
-					fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
-				}
 				return withExitCode(ExitError, nil)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (%s)\n", g.File, plural(len(grp.Nodes), "node"))
-			return err
+			return nil
 		},
 	}
-}
-
-// validateJSON prints one document on stdout, whether the file is valid or not.
-func validateJSON(cmd *cobra.Command, file string, grp *spec.Group, errs spec.Errors) error {
-	type jsonError struct {
-		File    string `json:"file"`
-		Line    int    `json:"line,omitempty"`
-		Path    string `json:"path,omitempty"`
-		Message string `json:"message"`
-	}
-	doc := struct {
-		File   string      `json:"file"`
-		Valid  bool        `json:"valid"`
-		Group  string      `json:"group,omitempty"`
-		Nodes  int         `json:"nodes"`
-		Errors []jsonError `json:"errors,omitempty"`
-	}{File: file, Valid: errs == nil}
-	if grp != nil {
-		doc.Group, doc.Nodes = grp.Name, len(grp.Nodes)
-	}
-	for _, e := range errs {
-		doc.Errors = append(doc.Errors, jsonError{e.File, e.Line, e.Path, e.Msg})
-	}
-	enc := json.NewEncoder(cmd.OutOrStdout())
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	if errs != nil {
-		return withExitCode(ExitError, nil)
-	}
-	return nil
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
