@@ -32,29 +32,39 @@ func (d *decoder) addFile(it *yaml.Node, am map[string]*yaml.Node, ip string) Ad
 	return f
 }
 
-// addSource resolves src against the group directory and refuses a path that leaves it, by
-// its own `..` or absolute form or through a symlink (of the file or of a directory on the
-// way): the group directory is the build context, as Docker's is for COPY, so a link to
-// /etc/shadow must not put the machine's file into a pushed layer. Links inside a directory
-// source are not followed here: they go into the image as links.
+// addSource resolves src against the group directory and refuses a path that leaves it (see
+// groupPath). Links inside a directory source are not followed here: they go into the image
+// as links.
 func (d *decoder) addSource(n *yaml.Node, p, src string) string {
+	abs, _ := d.groupPath(n, p, src, "")
+	return abs
+}
+
+// groupPath resolves src, a path the file names (a rootfs, an archive, an added file, a
+// config file), against the group directory and refuses a path that leaves it, by its own
+// `..` or absolute form or through a symlink (of the path itself or of a directory on the
+// way): the group directory is the build context, as Docker's is for COPY, so `rootfs: /` or
+// a link to /etc/shadow must not put the machine's files into a pushed image. noun names what
+// a missing path should have been ("directory ", "file " or ""). ok is false when an error
+// was reported.
+func (d *decoder) groupPath(n *yaml.Node, p, src, noun string) (abs string, ok bool) {
 	if filepath.IsAbs(src) {
 		d.errAt(n, p, "%s is an absolute path: write it relative to the group file's directory", shown(src))
-		return filepath.Clean(src)
+		return filepath.Clean(src), false
 	}
-	abs := filepath.Join(d.dir, src)
+	abs = filepath.Join(d.dir, src)
 	if !within(d.dir, abs) {
 		d.errAt(n, p, "%s is outside the group file's directory", shown(src))
-		return abs
+		return abs, false
 	}
 	if _, err := os.Lstat(abs); err != nil {
-		d.errAt(n, p, "%s does not exist", shown(src))
-		return abs
+		d.errAt(n, p, "%s%s does not exist", noun, shown(src))
+		return abs, false
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		d.errAt(n, p, "%s is a link to nothing (%v)", shown(src), unwrapPath(err))
-		return abs
+		return abs, false
 	}
 	dir, err := filepath.EvalSymlinks(d.dir)
 	if err != nil {
@@ -62,8 +72,9 @@ func (d *decoder) addSource(n *yaml.Node, p, src string) string {
 	}
 	if !within(dir, real) {
 		d.errAt(n, p, "%s resolves to %s, outside the group file's directory", shown(src), shown(real))
+		return abs, false
 	}
-	return abs
+	return abs, true
 }
 
 // within reports whether p is dir or under it (both clean and absolute).

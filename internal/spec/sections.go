@@ -98,21 +98,23 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 	}
 	if v := m["rootfs"]; v != nil {
 		if s, ok := d.str(v, path+".rootfs"); ok {
-			img.Rootfs = d.resolve(s)
-			if fi, err := os.Stat(img.Rootfs); err != nil {
-				d.errAt(deref(v), path+".rootfs", "directory %s does not exist", shown(s))
-			} else if !fi.IsDir() {
-				d.errAt(deref(v), path+".rootfs", "%s is not a directory", shown(s))
+			if img.Rootfs, ok = d.groupPath(deref(v), path+".rootfs", s, "directory "); ok {
+				if fi, err := os.Stat(img.Rootfs); err != nil {
+					d.errAt(deref(v), path+".rootfs", "directory %s does not exist", shown(s))
+				} else if !fi.IsDir() {
+					d.errAt(deref(v), path+".rootfs", "%s is not a directory", shown(s))
+				}
 			}
 		}
 	}
 	if v := m["archive"]; v != nil {
 		if s, ok := d.str(v, path+".archive"); ok {
-			img.Archive = d.resolve(s)
-			if fi, err := os.Stat(img.Archive); err != nil {
-				d.errAt(deref(v), path+".archive", "file %s does not exist", shown(s))
-			} else if fi.IsDir() {
-				d.errAt(deref(v), path+".archive", "%s is a directory, not a tarball", shown(s))
+			if img.Archive, ok = d.groupPath(deref(v), path+".archive", s, "file "); ok {
+				if fi, err := os.Stat(img.Archive); err != nil {
+					d.errAt(deref(v), path+".archive", "file %s does not exist", shown(s))
+				} else if fi.IsDir() {
+					d.errAt(deref(v), path+".archive", "%s is a directory, not a tarball", shown(s))
+				}
 			}
 		}
 	}
