@@ -386,7 +386,13 @@ func TestPublishDNSKilled(t *testing.T) {
 		}
 		// Kill once the run is publishing: after its first UPDATE, and a little more.
 		deadline := time.Now().Add(time.Minute)
-		for time.Now().Before(deadline) && !slices.ContainsFunc(d.DNS.Requests(), func(r devtest.Request) bool { return r.Method == "UPDATE" }) {
+		for !slices.ContainsFunc(d.DNS.Requests(), func(r devtest.Request) bool { return r.Method == "UPDATE" }) {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				cancel()
+				t.Fatalf("trial %d: no UPDATE reached the server within a minute of the apply's start", trial)
+			}
 			time.Sleep(2 * time.Millisecond)
 		}
 		after := time.Duration(rng.Int64N(int64(30 * time.Millisecond)))

@@ -47,7 +47,11 @@ func TestLookupsReuseConnections(t *testing.T) {
 			t.Fatalf("lookup %d: %v", i, err)
 		}
 	}
-	if n := conns.Load(); n > atOnce+2 {
-		t.Errorf("%d lookups, %d at a time, opened %d connections; want at most %d", lookups, atOnce, n, atOnce+2)
+	// A pool that keeps what it needs opens about one connection per lookup in flight, plus
+	// some dialled in a race with a connection being released (net/http dials while it waits,
+	// and pools the winner and the loser both); net/http's default of 2 idle per host opened
+	// 168 here. 2 × atOnce leaves room for the race on a loaded machine.
+	if n := conns.Load(); n > 2*atOnce {
+		t.Errorf("%d lookups, %d at a time, opened %d connections; want at most %d", lookups, atOnce, n, 2*atOnce)
 	}
 }
