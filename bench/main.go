@@ -70,6 +70,9 @@ type Step struct {
 	Writes int `json:"writes"`
 	// PeakRSSMB is the command's peak resident set (the kernel's Maxrss of the child), MiB.
 	PeakRSSMB float64 `json:"peakRSSMB"`
+	// ParentRSSMB is the bench's own resident set when the command started (runMeasured): a
+	// PeakRSSMB not above it may be the bench's.
+	ParentRSSMB float64 `json:"parentRSSMB,omitempty"`
 	// Cluster is the change of apiserver_request_total by verb, dry runs excluded, over the
 	// step: every client of the API server (controllers, kwok, other tests) included.
 	Cluster map[string]int `json:"cluster"`

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
@@ -43,16 +42,11 @@ func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin strin
 	cmd.Stdout, cmd.Stderr = logf, logf
 	t0 := time.Now()
 	s.Start, s.Log = t0, logf.Name()
-	err = cmd.Run()
+	// The kernel's high-water mark of the child's resident set (wait4's rusage): measured by
+	// the kernel over the whole run, so no sample can miss a peak.
+	s.PeakRSSMB, s.ParentRSSMB, err = runMeasured(cmd)
 	s.WallSeconds = time.Since(t0).Seconds()
 	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
-	// The kernel's high-water mark of the child's resident set (wait4's rusage, KiB on Linux):
-	// measured by the kernel over the whole run, so no sample can miss a peak.
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			s.PeakRSSMB = float64(ru.Maxrss) / 1024
-		}
-	}
 	if after, err := b.metrics(ctx); err == nil && merr == nil {
 		s.Cluster = map[string]int{}
 		for v, n := range after {
@@ -64,7 +58,7 @@ func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin strin
 	if err != nil {
 		s.Error = fmt.Sprintf("%v (log %s)", err, logf.Name())
 	}
-	log.Printf("%-8s %-36s %8.2fs %6.0f MB  %d requests, %d writes %s", tool, name, s.WallSeconds, s.PeakRSSMB, total(s.Requests), s.Writes, s.Error)
+	log.Printf("%-8s %-36s %8.2fs %6.0f MB (bench %.0f MB)  %d requests, %d writes %s", tool, name, s.WallSeconds, s.PeakRSSMB, s.ParentRSSMB, total(s.Requests), s.Writes, s.Error)
 	b.res.Steps = append(b.res.Steps, s)
 	return s
 }
