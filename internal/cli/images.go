@@ -77,13 +77,17 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 		}
 		return image.Repository(registry, namespace, name)
 	}
+	job := func(name string, img spec.Image, served *[]spec.Port) image.Job {
+		src := imageSource(img, registry, served)
+		src.Context = grp.Dir // the group file's paths stay in its directory while they are read
+		return image.Job{Name: name, Repository: repo(name), Source: src}
+	}
 	var jobs []image.Job
 	for _, n := range grp.Nodes {
-		jobs = append(jobs, image.Job{Name: n.Name, Repository: repo(n.Name), Source: imageSource(n.Image, registry, &n.Firewall.Served)})
+		jobs = append(jobs, job(n.Name, n.Image, &n.Firewall.Served))
 		for _, r := range n.Roles {
 			if r.Service != nil {
-				name := n.Name + "-" + r.Name
-				jobs = append(jobs, image.Job{Name: name, Repository: repo(name), Source: imageSource(r.Service.Image, registry, nil)})
+				jobs = append(jobs, job(n.Name+"-"+r.Name, r.Service.Image, nil))
 			}
 		}
 	}

@@ -55,12 +55,12 @@ nodes:
 		{"registry", "127.0.0.1:5000", []image.Job{
 			{Name: "app", Repository: "127.0.0.1:5000/ns/app", Source: image.Source{
 				Base: "registry.example/base:1", Add: []image.AddFile{{Src: filepath.Join(dir, "conf/app.conf"), Dst: "/etc/app.conf"}},
-				Command: []string{"/bin/app"}, Labels: map[string]string{image.ServedLabel: ""},
+				Command: []string{"/bin/app"}, Labels: map[string]string{image.ServedLabel: ""}, Context: dir,
 			}},
 			{Name: "web", Repository: "127.0.0.1:5000/ns/web", Source: image.Source{
-				Rootfs: filepath.Join(dir, "web/rootfs"), Command: []string{"/sbin/init"}, Labels: map[string]string{image.ServedLabel: "tcp/22,tcp/80,udp/53"},
+				Rootfs: filepath.Join(dir, "web/rootfs"), Command: []string{"/sbin/init"}, Labels: map[string]string{image.ServedLabel: "tcp/22,tcp/80,udp/53"}, Context: dir,
 			}},
-			{Name: "web-sso", Repository: "127.0.0.1:5000/ns/web-sso", Source: image.Source{Archive: filepath.Join(dir, "sso.tar")}},
+			{Name: "web-sso", Repository: "127.0.0.1:5000/ns/web-sso", Source: image.Source{Archive: filepath.Join(dir, "sso.tar"), Context: dir}},
 		}},
 		{"no registry", "", []image.Job{
 			{Name: "app", Repository: "ns/app"}, {Name: "web", Repository: "ns/web"}, {Name: "web-sso", Repository: "ns/web-sso"},

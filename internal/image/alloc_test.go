@@ -26,7 +26,7 @@ func TestHashingPassAllocatesLittle(t *testing.T) {
 	ctx := context.Background()
 	epoch := time.Unix(0, 0)
 	pass := func() {
-		if _, _, err := newLazyLayer(ctx, "rootfs", rootfsTar(root, epoch)); err != nil {
+		if _, _, err := newLazyLayer(ctx, "rootfs", rootfsTar(root, openDir(root), epoch)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,7 +74,7 @@ func TestCompressingTinyLayerAllocatesLittle(t *testing.T) {
 	}
 	ctx := context.Background()
 	compress := func() {
-		l, _, err := newLazyLayer(ctx, "rootfs", rootfsTar(root, time.Unix(0, 0)))
+		l, _, err := newLazyLayer(ctx, "rootfs", rootfsTar(root, openDir(root), time.Unix(0, 0)))
 		if err != nil {
 			t.Fatal(err)
 		}

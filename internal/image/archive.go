@@ -17,10 +17,16 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
+// archiveFile is an archive's path p, opened anew for each read through the directory dir
+// (Source.Context; "" is no limit).
+type archiveFile struct{ dir, p string }
+
+func (a archiveFile) open() (*os.File, error) { return openFileIn(a.dir, a.p) }
+
 // loadArchive opens a docker-archive (`docker save`, tarball.Write) or a tar of an OCI image
 // layout. Either way the image keeps its own manifest and blobs, so it is pushed as it is.
-func loadArchive(p string) (v1.Image, error) {
-	what := "archive " + p
+func loadArchive(p archiveFile) (v1.Image, error) {
+	what := "archive " + p.p
 	names, err := tarNames(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -33,7 +39,7 @@ func loadArchive(p string) (v1.Image, error) {
 		}
 		return img, nil
 	case names["manifest.json"]:
-		img, err := tarball.ImageFromPath(p, nil)
+		img, err := tarball.Image(func() (io.ReadCloser, error) { return p.open() }, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
@@ -43,8 +49,8 @@ func loadArchive(p string) (v1.Image, error) {
 }
 
 // tarNames lists the regular files of a tar, names cleaned of a leading "./".
-func tarNames(p string) (map[string]bool, error) {
-	f, err := os.Open(p)
+func tarNames(p archiveFile) (map[string]bool, error) {
+	f, err := p.open()
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +77,8 @@ func tarNames(p string) (map[string]bool, error) {
 
 // openInTar returns the content of the entry name. The tar is read again from the start; the
 // tar reader seeks over the content of other entries, so this costs one header read per entry.
-func openInTar(p, name string) (io.ReadCloser, error) {
-	f, err := os.Open(p)
+func openInTar(p archiveFile, name string) (io.ReadCloser, error) {
+	f, err := p.open()
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +101,7 @@ func openInTar(p, name string) (io.ReadCloser, error) {
 	}
 }
 
-func readInTar(p, name string) ([]byte, error) {
+func readInTar(p archiveFile, name string) ([]byte, error) {
 	rc, err := openInTar(p, name)
 	if err != nil {
 		return nil, err
@@ -107,7 +113,7 @@ func readInTar(p, name string) ([]byte, error) {
 // ociArchiveImage reads the image of an OCI layout tar without unpacking it: blobs are read in
 // place when the push needs them. index.json names one image, or an index whose linux/amd64
 // image (else its first) is taken.
-func ociArchiveImage(p string, names map[string]bool) (v1.Image, error) {
+func ociArchiveImage(p archiveFile, names map[string]bool) (v1.Image, error) {
 	raw, err := readInTar(p, "index.json")
 	if err != nil {
 		return nil, err
@@ -164,7 +170,7 @@ func pickManifest(ds []v1.Descriptor) (v1.Descriptor, error) {
 }
 
 type ociArchiveCore struct {
-	path      string
+	path      archiveFile
 	manifest  []byte
 	mediaType types.MediaType
 	config    []byte
@@ -187,8 +193,9 @@ func (c *ociArchiveCore) LayerByDigest(h v1.Hash) (partial.CompressedLayer, erro
 
 // archiveBlob is a layer blob of an OCI layout tar, read as it is.
 type archiveBlob struct {
-	path, name string
-	desc       v1.Descriptor
+	path archiveFile
+	name string
+	desc v1.Descriptor
 }
 
 func (b *archiveBlob) Digest() (v1.Hash, error)            { return b.desc.Digest, nil }

@@ -70,7 +70,7 @@ func (b *LocalBuilder) Build(ctx context.Context, src Source) (v1.Image, []strin
 	case src.Rootfs != "":
 		return buildRootfs(ctx, src, epoch, b.trees)
 	case src.Archive != "":
-		img, err := loadArchive(src.Archive)
+		img, err := loadArchive(archiveFile{src.Context, src.Archive})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -132,7 +132,13 @@ func buildRootfs(ctx context.Context, src Source, epoch time.Time, trees *treeIn
 	if err != nil {
 		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
 	}
-	layer, warnings, err := trees.rootfsLayer(ctx, "rootfs "+src.Rootfs, root, epoch)
+	open := openDir(root)
+	if src.Context != "" {
+		// Through the context, by the path the group file wrote: a link that leads out of it,
+		// made since the file was loaded, fails the pass that meets it.
+		open = func() (*os.Root, error) { return openTreeIn(src.Context, src.Rootfs) }
+	}
+	layer, warnings, err := trees.rootfsLayer(ctx, "rootfs "+src.Rootfs, root, open, epoch)
 	if err != nil {
 		return nil, warnings, err
 	}

@@ -46,6 +46,10 @@ type Source struct {
 	// (and so its digest) only when they differ from what the archive already holds: leave
 	// them empty to push an archive exactly as it is.
 	Labels map[string]string
+	// Context is the directory Rootfs and Archive lie in (the group file's): every read of
+	// them goes through it and fails on a link leading out, even one made after the paths
+	// were checked. Empty: no such limit (a caller's own paths).
+	Context string
 }
 
 // AddFile puts the file or directory Src of the local disk at the absolute path Dst.

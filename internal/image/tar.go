@@ -2,6 +2,7 @@ package image
 
 import (
 	"archive/tar"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,6 +20,9 @@ type tarWriter struct {
 	tw    *tar.Writer
 	epoch time.Time
 	links map[fileID]string // first entry of each multiply-linked file
+	// in, when set, is the tree the entries are read from, an entry's name being its path in
+	// it: no link, not even one swapped in during the walk, leads a read out of it.
+	in *os.Root
 }
 
 // copyBuffers are the file copy buffers of tar writers, pooled for the same reason as
@@ -27,8 +31,14 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 
 type fileID struct{ dev, ino uint64 }
 
-// openFile opens a file whose content goes into a layer; tests count the reads.
-var openFile = os.Open
+// openFile opens a file whose content goes into a layer: the entry name of in, or else the
+// path p. Tests count the reads.
+var openFile = func(in *os.Root, name, p string) (*os.File, error) {
+	if in != nil {
+		return in.Open(name)
+	}
+	return os.Open(p)
+}
 
 func newTarWriter(w io.Writer, epoch time.Time) *tarWriter {
 	return &tarWriter{tw: tar.NewWriter(w), epoch: epoch, links: map[fileID]string{}}
@@ -38,6 +48,7 @@ func newTarWriter(w io.Writer, epoch time.Time) *tarWriter {
 // warning instead of an entry for sockets and device files, which have no place in an image:
 // the container runtime provides /dev, and a socket belongs to a running process.
 func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err error) {
+	rel := name
 	mode := fi.Mode()
 	hdr := &tar.Header{
 		Name:    name,
@@ -60,7 +71,12 @@ func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err err
 		hdr.Name += "/"
 	case mode&fs.ModeSymlink != 0:
 		hdr.Typeflag = tar.TypeSymlink
-		if hdr.Linkname, err = os.Readlink(p); err != nil {
+		if t.in != nil {
+			hdr.Linkname, err = t.in.Readlink(rel)
+		} else {
+			hdr.Linkname, err = os.Readlink(p)
+		}
+		if err != nil {
 			return "", err
 		}
 	case mode&fs.ModeNamedPipe != 0:
@@ -89,11 +105,14 @@ func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err err
 	if hdr.Typeflag != tar.TypeReg {
 		return "", nil
 	}
-	f, err := openFile(p)
+	f, err := openFile(t.in, rel, p)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if err := sameFile(f, fi); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
 	n, err := io.CopyBuffer(t.tw, io.LimitReader(f, hdr.Size), *buf)
@@ -108,29 +127,29 @@ func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err err
 
 func (t *tarWriter) close() error { return t.tw.Close() }
 
-// rootfsTar writes the directory root as a tar stream. filepath.WalkDir visits the entries of
-// each directory in lexical order, which puts every directory before its content and makes the
-// order independent of the file system's own.
-func rootfsTar(root string, epoch time.Time) tarSource {
+// rootfsTar writes the tree that open gives, the directory root, as a tar stream. fs.WalkDir
+// visits the entries of each directory in lexical order, which puts every directory before its
+// content and makes the order independent of the file system's own. The tree is read through
+// its os.Root: a link in it goes into the layer as a link and is never followed.
+func rootfsTar(root string, open func() (*os.Root, error), epoch time.Time) tarSource {
 	return func(w io.Writer) ([]string, error) {
+		in, err := open()
+		if err != nil {
+			return nil, fmt.Errorf("rootfs %s: %w", root, err)
+		}
+		defer in.Close()
 		var warnings []string
 		t := newTarWriter(w, epoch)
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
+		t.in = in
+		err = fs.WalkDir(in.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+			if err != nil || rel == "." {
 				return err
-			}
-			if p == root {
-				return nil
 			}
 			fi, err := d.Info()
 			if err != nil {
 				return err
 			}
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			warn, err := t.add(filepath.ToSlash(rel), p, fi)
+			warn, err := t.add(rel, filepath.Join(root, rel), fi)
 			if warn != "" {
 				warnings = append(warnings, warn)
 			}
@@ -144,6 +163,24 @@ func rootfsTar(root string, epoch time.Time) tarSource {
 		}
 		return warnings, nil
 	}
+}
+
+// openDir opens the tree at root, with no limit but root itself.
+func openDir(root string) func() (*os.Root, error) {
+	return func() (*os.Root, error) { return os.OpenRoot(root) }
+}
+
+// sameFile fails when f, just opened, is not the file fi described when its header was
+// written: it was replaced in between, and its content is not that entry's.
+func sameFile(f *os.File, fi fs.FileInfo) error {
+	got, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(got, fi) {
+		return errors.New("replaced while read")
+	}
+	return nil
 }
 
 // addTar writes the added files as a tar stream, each at its destination; a directory source

@@ -92,10 +92,11 @@ func (x *treeIndex) load() {
 	})
 }
 
-// rootfsLayer is the layer of the tree at root: its DiffID from the index when every entry is
-// as recorded, else from a hashing pass, recorded when the tree is settled.
-func (x *treeIndex) rootfsLayer(ctx context.Context, what, root string, epoch time.Time) (*lazyLayer, []string, error) {
-	src := rootfsTar(root, epoch)
+// rootfsLayer is the layer of the tree at root, read through open (rootfsTar): its DiffID from
+// the index when every entry is as recorded, else from a hashing pass, recorded when the tree
+// is settled.
+func (x *treeIndex) rootfsLayer(ctx context.Context, what, root string, open func() (*os.Root, error), epoch time.Time) (*lazyLayer, []string, error) {
+	src := rootfsTar(root, open, epoch)
 	if x == nil {
 		return newLazyLayer(ctx, what, src)
 	}

@@ -1,0 +1,58 @@
+package image
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The paths of a Source come from the group file, whose loader checked that they stay inside
+// its directory (Source.Context). A check is not enough: between it and a read of the build,
+// which for a push may come much later, a rootfs, an archive or a directory on the way can be
+// swapped for a link leading out (a checkout, another process). So every pass opens them anew
+// through an os.Root of the context, which follows no link out of it whenever it appears.
+
+// contextRel is p relative to dir, refused when it leaves it.
+func contextRel(dir, p string) (string, error) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("outside the group directory %s", dir)
+	}
+	return rel, nil
+}
+
+// openTreeIn opens the directory p as a root of its own, reached through dir; dir "" is no
+// limit but p itself.
+func openTreeIn(dir, p string) (*os.Root, error) {
+	if dir == "" {
+		return os.OpenRoot(p)
+	}
+	rel, err := contextRel(dir, p)
+	if err != nil {
+		return nil, err
+	}
+	in, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return in.OpenRoot(rel)
+}
+
+// openFileIn opens the file p for reading, reached through dir; dir "" is no limit.
+func openFileIn(dir, p string) (*os.File, error) {
+	if dir == "" {
+		return os.Open(p)
+	}
+	rel, err := contextRel(dir, p)
+	if err != nil {
+		return nil, err
+	}
+	in, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return in.Open(rel)
+}
