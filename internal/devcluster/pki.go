@@ -25,65 +25,50 @@ func writePKI(dir string) error {
 	if err := os.MkdirAll(pki, 0o700); err != nil {
 		return err
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
 	now := time.Now().Add(-time.Hour)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
+	ca, err := newCert(now, 1, nil, &x509.Certificate{
 		Subject:               pkix.Name{CommonName: "slipway-dev-ca"},
-		NotBefore:             now,
-		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	})
 	if err != nil {
 		return err
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
+	if err := writePEM(filepath.Join(pki, "ca.crt"), "CERTIFICATE", ca.cert.Raw); err != nil {
 		return err
 	}
-	if err := writePEM(filepath.Join(pki, "ca.crt"), "CERTIFICATE", caDER); err != nil {
-		return err
+	leaves := []struct {
+		name string
+		tmpl *x509.Certificate
+	}{
+		{"apiserver", &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "kube-apiserver"},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+			DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+		}},
+		{"admin", &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "kubernetes-admin", Organization: []string{"system:masters"}},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}},
 	}
-	issue := func(name string, serial int64, tmpl *x509.Certificate) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for i, l := range leaves {
+		l.tmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+		c, err := newCert(now, int64(i+2), ca, l.tmpl)
 		if err != nil {
 			return err
 		}
-		tmpl.SerialNumber = big.NewInt(serial)
-		tmpl.NotBefore, tmpl.NotAfter = now, now.AddDate(10, 0, 0)
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		kb, err := x509.MarshalECPrivateKey(c.key)
 		if err != nil {
 			return err
 		}
-		kb, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
+		if err := writePEM(filepath.Join(pki, l.name+".crt"), "CERTIFICATE", c.cert.Raw); err != nil {
 			return err
 		}
-		if err := writePEM(filepath.Join(pki, name+".crt"), "CERTIFICATE", der); err != nil {
+		if err := writePEM(filepath.Join(pki, l.name+".key"), "EC PRIVATE KEY", kb); err != nil {
 			return err
 		}
-		return writePEM(filepath.Join(pki, name+".key"), "EC PRIVATE KEY", kb)
-	}
-	if err := issue("apiserver", 2, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kube-apiserver"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
-	}); err != nil {
-		return err
-	}
-	if err := issue("admin", 3, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kubernetes-admin", Organization: []string{"system:masters"}},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}); err != nil {
-		return err
 	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -97,6 +82,36 @@ func writePKI(dir string) error {
 		return err
 	}
 	return writePEM(filepath.Join(pki, "sa.pub"), "PUBLIC KEY", pub)
+}
+
+// keyCert is a certificate and its key.
+type keyCert struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// newCert makes a P-256 key and the certificate of tmpl for it, with serial, valid ten years
+// from notBefore, signed by ca (nil: by itself).
+func newCert(notBefore time.Time, serial int64, ca *keyCert, tmpl *x509.Certificate) (*keyCert, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl.SerialNumber = big.NewInt(serial)
+	tmpl.NotBefore, tmpl.NotAfter = notBefore, notBefore.AddDate(10, 0, 0)
+	parent, signer := tmpl, key
+	if ca != nil {
+		parent, signer = ca.cert, ca.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &keyCert{cert: cert, key: key}, nil
 }
 
 func writePEM(path, typ string, der []byte) error {
