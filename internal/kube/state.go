@@ -71,26 +71,6 @@ func toSecret(ns string, s *StateSecret) *corev1.Secret {
 	}
 }
 
-// GetStateSecret reads Secret ns/name.
-func (c *Client) GetStateSecret(ctx context.Context, ns, name string) (*StateSecret, error) {
-	return getObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, name, fromSecret)
-}
-
-// CreateStateSecret creates Secret ns/s.Name; one that exists already wraps ErrObjectConflict.
-func (c *Client) CreateStateSecret(ctx context.Context, ns string, s *StateSecret) (*StateSecret, error) {
-	return createObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, toSecret(ns, s), fromSecret)
-}
-
-// UpdateStateSecret replaces Secret ns/s.Name if its resourceVersion is still s.ResourceVersion.
-func (c *Client) UpdateStateSecret(ctx context.Context, ns string, s *StateSecret) (*StateSecret, error) {
-	return updateObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, toSecret(ns, s), fromSecret)
-}
-
-// DeleteStateSecret deletes Secret ns/name, only at resourceVersion when that is not "".
-func (c *Client) DeleteStateSecret(ctx context.Context, ns, name, resourceVersion string) error {
-	return deleteObject(ctx, c.Clientset.CoreV1().Secrets(ns), "secret", ns, name, resourceVersion)
-}
-
 // ListStateSecrets lists the Secrets of ns that carry every label of match.
 func (c *Client) ListStateSecrets(ctx context.Context, ns string, match map[string]string) ([]StateSecret, error) {
 	l, err := c.Clientset.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{
@@ -143,24 +123,30 @@ func toLease(ns string, l *StateLease) *coordinationv1.Lease {
 	return out
 }
 
-// GetLease reads Lease ns/name.
-func (c *Client) GetLease(ctx context.Context, ns, name string) (*StateLease, error) {
-	return getObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, name, fromLease)
+// StateObjects are the Secrets, or the Leases, of one namespace: each read and written with
+// the resourceVersion preconditions of the state calls.
+type StateObjects[V any] interface {
+	// Get reads the object called name.
+	Get(ctx context.Context, name string) (*V, error)
+	// Create creates the object, whatever resourceVersion it carries; one that exists
+	// already wraps ErrObjectConflict.
+	Create(ctx context.Context, v *V) (*V, error)
+	// Update replaces the object if its resourceVersion is still the one v carries.
+	Update(ctx context.Context, v *V) (*V, error)
+	// Delete deletes the object called name, only at resourceVersion when that is not "".
+	Delete(ctx context.Context, name, resourceVersion string) error
 }
 
-// CreateLease creates Lease ns/l.Name; one that exists already wraps ErrObjectConflict.
-func (c *Client) CreateLease(ctx context.Context, ns string, l *StateLease) (*StateLease, error) {
-	return createObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, toLease(ns, l), fromLease)
+// StateSecrets are the Secrets of ns.
+func (c *Client) StateSecrets(ns string) StateObjects[StateSecret] {
+	return stateObjects[*corev1.Secret, StateSecret]{c: c.Clientset.CoreV1().Secrets(ns), kind: "secret", ns: ns,
+		from: fromSecret, to: toSecret}
 }
 
-// UpdateLease replaces Lease ns/l.Name if its resourceVersion is still l.ResourceVersion.
-func (c *Client) UpdateLease(ctx context.Context, ns string, l *StateLease) (*StateLease, error) {
-	return updateObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, toLease(ns, l), fromLease)
-}
-
-// DeleteLease deletes Lease ns/name, only at resourceVersion when that is not "".
-func (c *Client) DeleteLease(ctx context.Context, ns, name, resourceVersion string) error {
-	return deleteObject(ctx, c.Clientset.CoordinationV1().Leases(ns), "lease", ns, name, resourceVersion)
+// StateLeases are the Leases of ns.
+func (c *Client) StateLeases(ns string) StateObjects[StateLease] {
+	return stateObjects[*coordinationv1.Lease, StateLease]{c: c.Clientset.CoordinationV1().Leases(ns), kind: "lease", ns: ns,
+		from: fromLease, to: toLease}
 }
 
 // typedClient is what client-go's typed client of one kind (Secrets(ns), Leases(ns)) offers the
@@ -172,35 +158,44 @@ type typedClient[T any] interface {
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-func getObject[T, V any](ctx context.Context, c typedClient[T], kind, ns, name string, from func(T) *V) (*V, error) {
-	out, err := c.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, stateErr(kind, ns, name, "get", err)
-	}
-	return from(out), nil
+// stateObjects are StateObjects over the typed client of the API kind T, whose plain form is V.
+type stateObjects[T metav1.Object, V any] struct {
+	c        typedClient[T]
+	kind, ns string
+	from     func(T) *V
+	to       func(ns string, v *V) T
 }
 
-// createObject creates in, whatever resourceVersion it carries.
-func createObject[T metav1.Object, V any](ctx context.Context, c typedClient[T], kind, ns string, in T, from func(T) *V) (*V, error) {
+func (o stateObjects[T, V]) Get(ctx context.Context, name string) (*V, error) {
+	out, err := o.c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, stateErr(o.kind, o.ns, name, "get", err)
+	}
+	return o.from(out), nil
+}
+
+func (o stateObjects[T, V]) Create(ctx context.Context, v *V) (*V, error) {
+	in := o.to(o.ns, v)
 	in.SetResourceVersion("")
-	out, err := c.Create(ctx, in, metav1.CreateOptions{FieldManager: FieldManager})
+	out, err := o.c.Create(ctx, in, metav1.CreateOptions{FieldManager: FieldManager})
 	if err != nil {
-		return nil, stateErr(kind, ns, in.GetName(), "create", err)
+		return nil, stateErr(o.kind, o.ns, in.GetName(), "create", err)
 	}
-	return from(out), nil
+	return o.from(out), nil
 }
 
-func updateObject[T metav1.Object, V any](ctx context.Context, c typedClient[T], kind, ns string, in T, from func(T) *V) (*V, error) {
-	out, err := c.Update(ctx, in, metav1.UpdateOptions{FieldManager: FieldManager})
+func (o stateObjects[T, V]) Update(ctx context.Context, v *V) (*V, error) {
+	in := o.to(o.ns, v)
+	out, err := o.c.Update(ctx, in, metav1.UpdateOptions{FieldManager: FieldManager})
 	if err != nil {
-		return nil, stateErr(kind, ns, in.GetName(), "update", err)
+		return nil, stateErr(o.kind, o.ns, in.GetName(), "update", err)
 	}
-	return from(out), nil
+	return o.from(out), nil
 }
 
-func deleteObject[T any](ctx context.Context, c typedClient[T], kind, ns, name, resourceVersion string) error {
-	if err := c.Delete(ctx, name, deleteOptions(resourceVersion)); err != nil {
-		return stateErr(kind, ns, name, "delete", err)
+func (o stateObjects[T, V]) Delete(ctx context.Context, name, resourceVersion string) error {
+	if err := o.c.Delete(ctx, name, deleteOptions(resourceVersion)); err != nil {
+		return stateErr(o.kind, o.ns, name, "delete", err)
 	}
 	return nil
 }

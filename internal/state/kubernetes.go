@@ -18,15 +18,9 @@ import (
 
 // KubeAccess is the part of *kube.Client the kubernetes backend uses.
 type KubeAccess interface {
-	GetStateSecret(ctx context.Context, ns, name string) (*kube.StateSecret, error)
-	CreateStateSecret(ctx context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error)
-	UpdateStateSecret(ctx context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error)
-	DeleteStateSecret(ctx context.Context, ns, name, resourceVersion string) error
+	StateSecrets(ns string) kube.StateObjects[kube.StateSecret]
 	ListStateSecrets(ctx context.Context, ns string, match map[string]string) ([]kube.StateSecret, error)
-	GetLease(ctx context.Context, ns, name string) (*kube.StateLease, error)
-	CreateLease(ctx context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error)
-	UpdateLease(ctx context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error)
-	DeleteLease(ctx context.Context, ns, name, resourceVersion string) error
+	StateLeases(ns string) kube.StateObjects[kube.StateLease]
 	EnsureNamespace(ctx context.Context, name string, labels map[string]string) error
 }
 
@@ -56,6 +50,9 @@ type kubeBackend struct {
 	group string
 	kube  KubeAccess
 	o     options
+	// secrets and leases are the namespace's: the state's Secret, the lock's Lease.
+	secrets kube.StateObjects[kube.StateSecret]
+	leases  kube.StateObjects[kube.StateLease]
 
 	mu   sync.Mutex
 	held *renewal // the lock this backend took and renews, if any
@@ -70,7 +67,7 @@ type renewal struct {
 }
 
 func newKubeBackend(ns, group string, k KubeAccess, o options) *kubeBackend {
-	return &kubeBackend{ns: ns, group: group, kube: k, o: o}
+	return &kubeBackend{ns: ns, group: group, kube: k, o: o, secrets: k.StateSecrets(ns), leases: k.StateLeases(ns)}
 }
 
 func (b *kubeBackend) Location() string   { return "kubernetes://" + b.ns }
@@ -102,7 +99,7 @@ func (b *kubeBackend) Read(ctx context.Context) (*Document, error) {
 
 // get returns the Secret (nil: none) and its document (nil: none).
 func (b *kubeBackend) get(ctx context.Context) (*kube.StateSecret, *Document, error) {
-	s, err := b.kube.GetStateSecret(ctx, b.ns, b.secretName())
+	s, err := b.secrets.Get(ctx, b.secretName())
 	if errors.Is(err, kube.ErrObjectNotFound) {
 		return nil, nil, nil
 	}
@@ -151,10 +148,10 @@ func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
 			if err := b.kube.EnsureNamespace(ctx, b.ns, b.namespaceLabels()); err != nil {
 				return fmt.Errorf("state %s: write: %w", b.group, err)
 			}
-			_, err = b.kube.CreateStateSecret(ctx, b.ns, out)
+			_, err = b.secrets.Create(ctx, out)
 		} else {
 			out.ResourceVersion = s.ResourceVersion
-			_, err = b.kube.UpdateStateSecret(ctx, b.ns, out)
+			_, err = b.secrets.Update(ctx, out)
 		}
 		if errors.Is(err, kube.ErrObjectConflict) {
 			continue // another write got in between: read again; the serial check decides
@@ -172,7 +169,7 @@ func (b *kubeBackend) Delete(ctx context.Context) error {
 	if b.group == "" {
 		return fmt.Errorf("state in %s: delete: %w", b.Location(), ErrNoGroup)
 	}
-	err := b.kube.DeleteStateSecret(ctx, b.ns, b.secretName(), "")
+	err := b.secrets.Delete(ctx, b.secretName(), "")
 	if err != nil && !errors.Is(err, kube.ErrObjectNotFound) {
 		return fmt.Errorf("state %s: delete: %w", b.group, err)
 	}

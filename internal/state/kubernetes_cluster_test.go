@@ -85,7 +85,7 @@ func TestKubernetesSize1000NodesCluster(t *testing.T) {
 	if diff := diffDocs(d, got); diff != "" {
 		t.Fatalf("read back (-want +got):\n%s", diff)
 	}
-	s, err := c.GetStateSecret(ctx, ns, "slipway-state-big")
+	s, err := c.StateSecrets(ns).Get(ctx, "slipway-state-big")
 	if err != nil {
 		t.Fatal(err)
 	}

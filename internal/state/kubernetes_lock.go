@@ -49,14 +49,14 @@ func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
 		want := &kube.StateLease{Name: b.leaseName(), Labels: b.labels(),
 			Annotations: map[string]string{annoLockInfo: string(infoJSON)},
 			Holder:      info.ID, DurationSeconds: b.leaseSeconds(), AcquireTime: now, RenewTime: now}
-		cur, err := b.kube.GetLease(ctx, b.ns, b.leaseName())
+		cur, err := b.leases.Get(ctx, b.leaseName())
 		var prev *Info
 		switch {
 		case errors.Is(err, kube.ErrObjectNotFound):
 			if err := b.kube.EnsureNamespace(ctx, b.ns, b.namespaceLabels()); err != nil {
 				return "", fmt.Errorf("state %s: lock: %w", b.group, err)
 			}
-			cur, err = b.kube.CreateLease(ctx, b.ns, want)
+			cur, err = b.leases.Create(ctx, want)
 		case err != nil:
 			return "", fmt.Errorf("state %s: lock: %w", b.group, err)
 		case cur.Holder != "" && now.Before(leaseExpiry(cur)):
@@ -67,7 +67,7 @@ func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
 				prev = &h
 			}
 			want.ResourceVersion = cur.ResourceVersion
-			cur, err = b.kube.UpdateLease(ctx, b.ns, want)
+			cur, err = b.leases.Update(ctx, want)
 		}
 		if errors.Is(err, kube.ErrObjectConflict) {
 			continue // someone else moved first: look again
@@ -165,14 +165,14 @@ func (b *kubeBackend) renewOnce(ctx context.Context, id string, l *kube.StateLea
 	for range 2 {
 		upd := *l
 		upd.RenewTime = time.Now()
-		out, err := b.kube.UpdateLease(ctx, b.ns, &upd)
+		out, err := b.leases.Update(ctx, &upd)
 		if err == nil {
 			return out, nil
 		}
 		if !errors.Is(err, kube.ErrObjectConflict) && !errors.Is(err, kube.ErrObjectNotFound) {
 			return nil, err
 		}
-		cur, gerr := b.kube.GetLease(ctx, b.ns, b.leaseName())
+		cur, gerr := b.leases.Get(ctx, b.leaseName())
 		if errors.Is(gerr, kube.ErrObjectNotFound) {
 			return nil, &LockError{Group: b.group, Holder: Info{Who: "nobody (the lease was deleted, by state unlock or destroy)"}}
 		}
@@ -191,7 +191,7 @@ func (b *kubeBackend) LockInfo(ctx context.Context) (*Info, error) {
 	if b.group == "" {
 		return nil, fmt.Errorf("state in %s: lock info: %w", b.Location(), ErrNoGroup)
 	}
-	cur, err := b.kube.GetLease(ctx, b.ns, b.leaseName())
+	cur, err := b.leases.Get(ctx, b.leaseName())
 	if errors.Is(err, kube.ErrObjectNotFound) {
 		return nil, nil
 	}
@@ -223,7 +223,7 @@ func (b *kubeBackend) Unlock(ctx context.Context, id string) error {
 		r.halt()
 	}
 	for range conflictRetries {
-		cur, err := b.kube.GetLease(ctx, b.ns, b.leaseName())
+		cur, err := b.leases.Get(ctx, b.leaseName())
 		if errors.Is(err, kube.ErrObjectNotFound) || (err == nil && cur.Holder == "") {
 			return fmt.Errorf("state %s: unlock %s: %w", b.group, id, ErrNotLocked)
 		}
@@ -233,7 +233,7 @@ func (b *kubeBackend) Unlock(ctx context.Context, id string) error {
 		if cur.Holder != id {
 			return &LockIDError{Group: b.group, ID: id, Holder: holderOf(cur)}
 		}
-		err = b.kube.DeleteLease(ctx, b.ns, b.leaseName(), cur.ResourceVersion)
+		err = b.leases.Delete(ctx, b.leaseName(), cur.ResourceVersion)
 		if errors.Is(err, kube.ErrObjectConflict) {
 			continue
 		}

@@ -106,20 +106,25 @@ func (o *fakeObjects[T]) delete(ns, name, rv string) error {
 	return nil
 }
 
-func (f *fakeKube) GetStateSecret(_ context.Context, ns, name string) (*kube.StateSecret, error) {
-	return f.secrets.get(ns, name)
+func (f *fakeKube) StateSecrets(ns string) kube.StateObjects[kube.StateSecret] {
+	return fakeIn[kube.StateSecret]{&f.secrets, ns}
 }
 
-func (f *fakeKube) CreateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
-	return f.secrets.put(ns, s, true)
+func (f *fakeKube) StateLeases(ns string) kube.StateObjects[kube.StateLease] {
+	return fakeIn[kube.StateLease]{&f.leases, ns}
 }
 
-func (f *fakeKube) UpdateStateSecret(_ context.Context, ns string, s *kube.StateSecret) (*kube.StateSecret, error) {
-	return f.secrets.put(ns, s, false)
+// fakeIn are the objects of one kind in namespace ns.
+type fakeIn[T any] struct {
+	o  *fakeObjects[T]
+	ns string
 }
 
-func (f *fakeKube) DeleteStateSecret(_ context.Context, ns, name, rv string) error {
-	return f.secrets.delete(ns, name, rv)
+func (f fakeIn[T]) Get(_ context.Context, name string) (*T, error) { return f.o.get(f.ns, name) }
+func (f fakeIn[T]) Create(_ context.Context, x *T) (*T, error)     { return f.o.put(f.ns, x, true) }
+func (f fakeIn[T]) Update(_ context.Context, x *T) (*T, error)     { return f.o.put(f.ns, x, false) }
+func (f fakeIn[T]) Delete(_ context.Context, name, rv string) error {
+	return f.o.delete(f.ns, name, rv)
 }
 
 func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[string]string) ([]kube.StateSecret, error) {
@@ -139,22 +144,6 @@ func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[stri
 		}
 	}
 	return out, nil
-}
-
-func (f *fakeKube) GetLease(_ context.Context, ns, name string) (*kube.StateLease, error) {
-	return f.leases.get(ns, name)
-}
-
-func (f *fakeKube) CreateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
-	return f.leases.put(ns, l, true)
-}
-
-func (f *fakeKube) UpdateLease(_ context.Context, ns string, l *kube.StateLease) (*kube.StateLease, error) {
-	return f.leases.put(ns, l, false)
-}
-
-func (f *fakeKube) DeleteLease(_ context.Context, ns, name, rv string) error {
-	return f.leases.delete(ns, name, rv)
 }
 
 func (f *fakeKube) EnsureNamespace(context.Context, string, map[string]string) error { return nil }
@@ -279,10 +268,10 @@ func TestKubernetesLockLostFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another run takes the lease by force (as if ours had expired while we were paused).
-	l, _ := k.GetLease(ctx, "ns", "slipway-lock-lost")
+	l, _ := k.StateLeases("ns").Get(ctx, "slipway-lock-lost")
 	l.Holder = "someone-else"
 	l.Annotations = nil
-	if _, err := k.UpdateLease(ctx, "ns", l); err != nil {
+	if _, err := k.StateLeases("ns").Update(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	devtest.WaitFor(t, 3*time.Second, "a lock-lost notice", func() (bool, string) {
