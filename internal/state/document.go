@@ -252,10 +252,23 @@ func decodeHeadChecked(where string, b []byte) (*head, error) {
 }
 
 // checkWrite compares the document to be written with the stored one (nil: none) and returns
-// what to store: a copy with its version, group, lineage (when new) and next serial set. It is
-// the one rule every backend applies; the backend copies those fields back into d (commit) only
-// once the write succeeded, so a refused or failed write leaves d as it was.
-func checkWrite(group string, stored *head, d *Document) (*Document, error) {
+// what to store: a copy with its version, group, lineage (when new) and next serial set, and
+// that copy encoded by encode. It is the one rule every backend applies; the backend copies
+// those fields back into d (commit) only once the write succeeded, so a refused or failed write
+// leaves d as it was.
+func checkWrite(group string, stored *head, d *Document, encode func(*Document) ([]byte, error)) (*Document, []byte, error) {
+	next, err := nextDocument(group, stored, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := encode(next)
+	if err != nil {
+		return nil, nil, err
+	}
+	return next, data, nil
+}
+
+func nextDocument(group string, stored *head, d *Document) (*Document, error) {
 	if d.Group != "" && d.Group != group {
 		return nil, fmt.Errorf("state %s: write refused: the document is of group %s", group, d.Group)
 	}

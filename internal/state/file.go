@@ -34,9 +34,6 @@ func (b *fileBackend) lockPath() string { return b.path + ".lock" }
 func (b *fileBackend) dir() string      { return filepath.Dir(b.path) }
 
 func (b *fileBackend) Read(ctx context.Context) (*Document, error) {
-	if b.group == "" {
-		return nil, fmt.Errorf("state %s: read: %w", b.path, ErrNoGroup)
-	}
 	d, err := b.read()
 	if err != nil {
 		return nil, err
@@ -62,9 +59,6 @@ func readWith[T any](path string, decode func(path string, data []byte) (*T, err
 }
 
 func (b *fileBackend) Write(ctx context.Context, d *Document) error {
-	if b.group == "" {
-		return fmt.Errorf("state %s: write: %w", b.path, ErrNoGroup)
-	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("state %s: write: %w", b.path, err)
 	}
@@ -77,11 +71,7 @@ func (b *fileBackend) Write(ctx context.Context, d *Document) error {
 	if err != nil {
 		return err
 	}
-	next, err := checkWrite(b.group, stored, d)
-	if err != nil {
-		return err
-	}
-	data, err := Encode(next)
+	next, data, err := checkWrite(b.group, stored, d, Encode)
 	if err != nil {
 		return err
 	}
@@ -93,9 +83,6 @@ func (b *fileBackend) Write(ctx context.Context, d *Document) error {
 }
 
 func (b *fileBackend) Delete(ctx context.Context) error {
-	if b.group == "" {
-		return fmt.Errorf("state %s: delete: %w", b.path, ErrNoGroup)
-	}
 	unlock, err := b.lockDir()
 	if err != nil {
 		return err
@@ -155,9 +142,6 @@ func (b *fileBackend) replace(path string, data []byte) error {
 }
 
 func (b *fileBackend) Lock(ctx context.Context, info Info) (string, error) {
-	if b.group == "" {
-		return "", fmt.Errorf("state %s: lock: %w", b.path, ErrNoGroup)
-	}
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("state %s: lock: %w", b.path, err)
 	}
@@ -205,9 +189,6 @@ func (b *fileBackend) Lock(ctx context.Context, info Info) (string, error) {
 }
 
 func (b *fileBackend) LockInfo(ctx context.Context) (*Info, error) {
-	if b.group == "" {
-		return nil, fmt.Errorf("state %s: lock info: %w", b.path, ErrNoGroup)
-	}
 	data, err := os.ReadFile(b.lockPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -171,9 +171,6 @@ func (b *httpBackend) statusErr(what, method string, u *url.URL, r *httpResult) 
 }
 
 func (b *httpBackend) Read(ctx context.Context) (*Document, error) {
-	if b.group == "" {
-		return nil, fmt.Errorf("state %s: read: %w", b.Location(), ErrNoGroup)
-	}
 	r, err := b.do(ctx, http.MethodGet, b.addr, nil)
 	if err != nil {
 		return nil, fmt.Errorf("state %s: read: %w", b.group, err)
@@ -202,18 +199,11 @@ func (b *httpBackend) Read(ctx context.Context) (*Document, error) {
 }
 
 func (b *httpBackend) Write(ctx context.Context, d *Document) error {
-	if b.group == "" {
-		return fmt.Errorf("state %s: write: %w", b.Location(), ErrNoGroup)
-	}
 	stored, err := b.Read(ctx)
 	if err != nil {
 		return err
 	}
-	next, err := checkWrite(b.group, headOf(stored), d)
-	if err != nil {
-		return err
-	}
-	data, err := Encode(next)
+	next, data, err := checkWrite(b.group, headOf(stored), d, Encode)
 	if err != nil {
 		return err
 	}
@@ -242,9 +232,6 @@ func (b *httpBackend) Write(ctx context.Context, d *Document) error {
 }
 
 func (b *httpBackend) Delete(ctx context.Context) error {
-	if b.group == "" {
-		return fmt.Errorf("state %s: delete: %w", b.Location(), ErrNoGroup)
-	}
 	r, err := b.do(ctx, http.MethodDelete, b.addr, nil)
 	if err != nil {
 		return fmt.Errorf("state %s: delete: %w", b.group, err)
@@ -265,9 +252,6 @@ func parseHolder(body []byte) (Info, bool) {
 }
 
 func (b *httpBackend) Lock(ctx context.Context, info Info) (string, error) {
-	if b.group == "" {
-		return "", fmt.Errorf("state %s: lock: %w", b.Location(), ErrNoGroup)
-	}
 	info, data, err := lockJSON(b.group, b.Location(), info)
 	if err != nil {
 		return "", err

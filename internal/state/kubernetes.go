@@ -87,9 +87,6 @@ func (b *kubeBackend) labels() map[string]string {
 }
 
 func (b *kubeBackend) Read(ctx context.Context) (*Document, error) {
-	if b.group == "" {
-		return nil, fmt.Errorf("state in %s: read: %w", b.Location(), ErrNoGroup)
-	}
 	_, d, err := b.get(ctx)
 	if err != nil {
 		return nil, err
@@ -119,9 +116,6 @@ func (b *kubeBackend) get(ctx context.Context) (*kube.StateSecret, *Document, er
 }
 
 func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
-	if b.group == "" {
-		return fmt.Errorf("state in %s: write: %w", b.Location(), ErrNoGroup)
-	}
 	if b.lockLost() {
 		return fmt.Errorf("state %s: write refused: %w", b.group, ErrLockLost)
 	}
@@ -130,11 +124,7 @@ func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
 		if err != nil {
 			return err
 		}
-		next, err := checkWrite(b.group, headOf(stored), d)
-		if err != nil {
-			return err
-		}
-		gz, err := EncodeGzip(next)
+		next, gz, err := checkWrite(b.group, headOf(stored), d, EncodeGzip)
 		if err != nil {
 			return err
 		}
@@ -166,9 +156,6 @@ func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
 }
 
 func (b *kubeBackend) Delete(ctx context.Context) error {
-	if b.group == "" {
-		return fmt.Errorf("state in %s: delete: %w", b.Location(), ErrNoGroup)
-	}
 	err := b.secrets.Delete(ctx, b.secretName(), "")
 	if err != nil && !errors.Is(err, kube.ErrObjectNotFound) {
 		return fmt.Errorf("state %s: delete: %w", b.group, err)

@@ -37,9 +37,6 @@ func holderOf(l *kube.StateLease) Info {
 }
 
 func (b *kubeBackend) Lock(ctx context.Context, info Info) (string, error) {
-	if b.group == "" {
-		return "", fmt.Errorf("state in %s: lock: %w", b.Location(), ErrNoGroup)
-	}
 	info, infoJSON, err := lockJSON(b.group, b.Location(), info)
 	if err != nil {
 		return "", err
@@ -188,9 +185,6 @@ func (b *kubeBackend) renewOnce(ctx context.Context, id string, l *kube.StateLea
 }
 
 func (b *kubeBackend) LockInfo(ctx context.Context) (*Info, error) {
-	if b.group == "" {
-		return nil, fmt.Errorf("state in %s: lock info: %w", b.Location(), ErrNoGroup)
-	}
 	cur, err := b.leases.Get(ctx, b.leaseName())
 	if errors.Is(err, kube.ErrObjectNotFound) {
 		return nil, nil

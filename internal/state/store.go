@@ -102,6 +102,14 @@ func DefaultPath(group string) string { return filepath.Join(".slipway", "state"
 // Open returns the backend of url for group. group may be "" for a backend used only to list.
 // kube is needed only for kubernetes:// URLs.
 func Open(ctx context.Context, rawURL, group string, kube KubeAccess, opts ...Option) (Backend, error) {
+	b, err := open(rawURL, group, kube, opts...)
+	if err != nil || group != "" {
+		return b, err
+	}
+	return withoutGroup(b), nil
+}
+
+func open(rawURL, group string, kube KubeAccess, opts ...Option) (Backend, error) {
 	o := options{leaseDuration: DefaultLeaseDuration, getenv: os.Getenv,
 		retryWaitMin: time.Second, retryWaitMax: 30 * time.Second,
 		requestTimeout: DefaultRequestTimeout, slowAfter: DefaultSlowAfter}
