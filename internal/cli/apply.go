@@ -24,9 +24,6 @@ func newApplyCmd(g *Globals) *cobra.Command {
 			"and removes what left the group. A saved plan is refused when the state or the cluster moved.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(g); err != nil {
-				return err
-			}
 			var saved *plan.Plan
 			if len(args) == 1 {
 				var err error

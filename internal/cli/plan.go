@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -24,45 +25,41 @@ func newPlanCmd(g *Globals) *cobra.Command {
 			"With -destroy it shows what `slipway destroy` would remove instead, and builds no image.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(g); err != nil {
-				return err
-			}
 			if destroy && out != "" {
 				return errors.New("plan: -destroy cannot be saved with -out: apply does not run a destroy plan; run `slipway destroy`")
 			}
-			s, err := openSession(cmd.Context(), g, !destroy, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			var p *plan.Plan
-			if destroy {
-				p, err = s.engine.PlanDestroy(cmd.Context(), s.target)
-			} else {
-				p, err = s.engine.Plan(cmd.Context(), s.target)
-			}
-			s.printer.Close()
-			if err != nil {
-				return err
-			}
-			if g.Output == "json" {
-				err = ui.PlanJSON(cmd.OutOrStdout(), p)
-			} else {
-				ui.PlanNotes(cmd.ErrOrStderr(), p)
-				ui.PlanWith(cmd.OutOrStdout(), p, g.planOptions(cmd.OutOrStdout()))
-			}
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				if err := p.Write(out); err != nil {
+			return inSession(cmd, g, !destroy, func(ctx context.Context, s *session) error {
+				var p *plan.Plan
+				var err error
+				if destroy {
+					p, err = s.engine.PlanDestroy(ctx, s.target)
+				} else {
+					p, err = s.engine.Plan(ctx, s.target)
+				}
+				s.printer.Close()
+				if err != nil {
 					return err
 				}
-				cmd.PrintErrf("plan saved to %s: apply it with `slipway apply %s`\n", out, out)
-			}
-			if detailed && p.HasChanges() {
-				return withExitCode(ExitChanges, nil)
-			}
-			return nil
+				if g.Output == "json" {
+					err = ui.PlanJSON(cmd.OutOrStdout(), p)
+				} else {
+					ui.PlanNotes(cmd.ErrOrStderr(), p)
+					ui.PlanWith(cmd.OutOrStdout(), p, g.planOptions(cmd.OutOrStdout()))
+				}
+				if err != nil {
+					return err
+				}
+				if out != "" {
+					if err := p.Write(out); err != nil {
+						return err
+					}
+					cmd.PrintErrf("plan saved to %s: apply it with `slipway apply %s`\n", out, out)
+				}
+				if detailed && p.HasChanges() {
+					return withExitCode(ExitChanges, nil)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes (also -detailed-exitcode)")

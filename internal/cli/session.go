@@ -31,9 +31,13 @@ type session struct {
 	target  engine.Target
 }
 
-// inSession runs fn with the session of a verb's run (openSession) and closes its printer
-// after: the last one, as a verb may swap it (plan text between two views).
+// inSession checks --output, runs fn with the session of a verb's run (openSession) and
+// closes its printer after: the last one, as a verb may swap it (plan text between two
+// views); closing it before is harmless.
 func inSession(cmd *cobra.Command, g *Globals, withImages bool, fn func(ctx context.Context, s *session) error) error {
+	if err := checkOutput(g); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	s, err := openSession(ctx, g, withImages, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"slipway.dev/slipway/internal/ui"
@@ -20,24 +22,17 @@ func newStatusCmd(g *Globals) *cobra.Command {
 			"ended (\"rolled back to sha256:… at …: CrashLoopBackOff: …\"). It changes nothing and takes no lock.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(g); err != nil {
-				return err
-			}
-			s, err := openSession(cmd.Context(), g, false, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			// The printer may be swapped (plan text between two views): close the last one.
-			defer func() { s.printer.Close() }()
-			st, err := s.engine.Status(cmd.Context(), s.target)
-			if err != nil {
-				return err
-			}
-			if g.Output == "json" {
-				return ui.StatusJSON(cmd.OutOrStdout(), st)
-			}
-			ui.Status(cmd.OutOrStdout(), st)
-			return nil
+			return inSession(cmd, g, false, func(ctx context.Context, s *session) error {
+				st, err := s.engine.Status(ctx, s.target)
+				if err != nil {
+					return err
+				}
+				if g.Output == "json" {
+					return ui.StatusJSON(cmd.OutOrStdout(), st)
+				}
+				ui.Status(cmd.OutOrStdout(), st)
+				return nil
+			})
 		},
 	}
 }
