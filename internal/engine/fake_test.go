@@ -27,12 +27,12 @@ import (
 // pods become ready, hang not ready, or crash loop, by the image they run (images containing
 // "hang" or "crash"). Every call is logged; onCall may cancel a run between steps.
 type fakeCluster struct {
-	mu      sync.Mutex
-	objects map[plan.Key]*unstructured.Unstructured
-	deps    map[string]*fakeDeployment
-	changed map[string]chan struct{}
-	calls   []string
-	uid     int
+	mu           sync.Mutex
+	objects      map[plan.Key]*unstructured.Unstructured
+	deps         map[string]*fakeDeployment
+	kube.Wakeups // a Deployment's, at each change of it
+	calls        []string
+	uid          int
 	// released: pods of "slow" images are ready; until then they are not.
 	released bool
 	onCall   func(call string) // called after each change, outside the lock
@@ -50,7 +50,7 @@ type fakeDeployment struct {
 }
 
 func newFakeCluster() *fakeCluster {
-	return &fakeCluster{objects: map[plan.Key]*unstructured.Unstructured{}, deps: map[string]*fakeDeployment{}, changed: map[string]chan struct{}{}}
+	return &fakeCluster{objects: map[plan.Key]*unstructured.Unstructured{}, deps: map[string]*fakeDeployment{}}
 }
 
 var _ Cluster = (*fakeCluster)(nil)
@@ -173,10 +173,7 @@ func (f *fakeCluster) reconcile(fd *fakeDeployment) {
 	cur.Spec.Replicas = ptr.To(want)
 	cur.Status = appsv1.ReplicaSetStatus{ObservedGeneration: cur.Generation, Replicas: want, ReadyReplicas: ready, AvailableReplicas: ready}
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: want, UpdatedReplicas: want, ReadyReplicas: ready, AvailableReplicas: ready}
-	if ch, ok := f.changed[d.Name]; ok {
-		close(ch)
-		delete(f.changed, d.Name)
-	}
+	f.Notify(d.Name)
 }
 
 // fakePod is pod i of rs, behaving as its image says.
@@ -270,17 +267,6 @@ func (f *fakeCluster) image(name string) string {
 }
 
 func (f *fakeCluster) Watch(context.Context, string) (deploymentWatch, error) { return f, nil }
-
-func (f *fakeCluster) Changed(name string) <-chan struct{} {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ch, ok := f.changed[name]
-	if !ok {
-		ch = make(chan struct{})
-		f.changed[name] = ch
-	}
-	return ch
-}
 
 func (f *fakeCluster) Deployment(_, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event) {
 	f.mu.Lock()

@@ -25,12 +25,43 @@ type Watch struct {
 	events  cache.SharedIndexInformer
 	stop    chan struct{}
 
+	// Wakeups wake, per Deployment name, at the next change of anything of that Deployment
+	// (Changed): a rollout wakes for its own objects only. With 200 nodes waiting, waking all
+	// of them on every change of the namespace costs more CPU than the control plane, on the
+	// same cores, can spare.
+	Wakeups
+}
+
+// Wakeups hold, per name, a channel closed at the next Notify of that name. The zero value is
+// ready to use.
+type Wakeups struct {
 	mu sync.Mutex
-	// changed holds, per Deployment name, a channel closed at the next change of anything of
-	// that Deployment: a rollout wakes for its own objects only. With 200 nodes waiting,
-	// waking all of them on every change of the namespace costs more CPU than the control
-	// plane, on the same cores, can spare.
-	changed map[string]chan struct{}
+	m  map[string]chan struct{}
+}
+
+// Changed returns a channel closed at the next Notify(name).
+func (w *Wakeups) Changed(name string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch, ok := w.m[name]
+	if !ok {
+		if w.m == nil {
+			w.m = map[string]chan struct{}{}
+		}
+		ch = make(chan struct{})
+		w.m[name] = ch
+	}
+	return ch
+}
+
+// Notify wakes whoever waits on Changed(name).
+func (w *Wakeups) Notify(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ch, ok := w.m[name]; ok {
+		close(ch)
+		delete(w.m, name)
+	}
 }
 
 const (
@@ -57,7 +88,6 @@ func (c *Client) Watch(ctx context.Context, ns string) (DeploymentCache, error) 
 		pods:    f.Core().V1().Pods().Informer(),
 		events:  f.Core().V1().Events().Informer(),
 		stop:    make(chan struct{}),
-		changed: map[string]chan struct{}{},
 	}
 	byLabel := cache.Indexers{byName: func(obj any) ([]string, error) {
 		if v := nameLabel(obj); v != "" {
@@ -95,7 +125,7 @@ func (c *Client) Watch(ctx context.Context, ns string) (DeploymentCache, error) 
 				obj = t.Obj
 			}
 			if name := owner(obj); name != "" {
-				w.notify(name)
+				w.Notify(name)
 			}
 		}
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -148,28 +178,6 @@ func (w *Watch) eventOwner(obj any) string {
 		return nameLabel(o)
 	}
 	return ""
-}
-
-func (w *Watch) notify(name string) {
-	w.mu.Lock()
-	if ch, ok := w.changed[name]; ok {
-		close(ch)
-		delete(w.changed, name)
-	}
-	w.mu.Unlock()
-}
-
-// Changed returns a channel closed at the next change of Deployment name, its ReplicaSets,
-// its pods or their events.
-func (w *Watch) Changed(name string) <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ch, ok := w.changed[name]
-	if !ok {
-		ch = make(chan struct{})
-		w.changed[name] = ch
-	}
-	return ch
 }
 
 // Stop ends the watches.
