@@ -227,7 +227,7 @@ func (b *LocalBuilder) buildBase(ctx context.Context, src Source, epoch time.Tim
 	}
 	var warnings []string
 	if len(src.Add) > 0 {
-		layer, w, err := newLazyLayer(ctx, "add to "+src.Base, addTar(src.Add, epoch))
+		layer, w, err := newLazyLayer(ctx, "add to "+src.Base, addTar(src.Add, src.Context, epoch))
 		warnings = w
 		if err != nil {
 			return nil, warnings, err

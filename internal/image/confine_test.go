@@ -47,14 +47,14 @@ func opened(t *testing.T, before func(p string)) func() []string {
 	var mu sync.Mutex
 	var paths []string
 	old := openFile
-	openFile = func(in *os.Root, name, p string) (*os.File, error) {
+	openFile = func(f file) (*os.File, error) {
 		mu.Lock()
-		paths = append(paths, p)
+		paths = append(paths, f.p)
 		mu.Unlock()
 		if before != nil {
-			before(p)
+			before(f.p)
 		}
-		return old(in, name, p)
+		return old(f)
 	}
 	t.Cleanup(func() { openFile = old })
 	return func() []string {

@@ -7,9 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -20,9 +18,26 @@ type tarWriter struct {
 	tw    *tar.Writer
 	epoch time.Time
 	links map[fileID]string // first entry of each multiply-linked file
-	// in, when set, is the tree the entries are read from, an entry's name being its path in
-	// it: no link, not even one swapped in during the walk, leads a read out of it.
-	in *os.Root
+}
+
+// file is where an entry's content is read: the path rel in the tree in, through which no
+// link, not even one swapped in during the build, leads out of it; or, without in, the path p.
+// p names the file in messages either way.
+type file struct {
+	in     *os.Root
+	rel, p string
+	follow bool // the entry is the link's target, not the link: an add source named by a link
+}
+
+// info describes f as its entry is written.
+func (f file) info() (fs.FileInfo, error) {
+	switch {
+	case f.in == nil:
+		return os.Lstat(f.p)
+	case f.follow:
+		return f.in.Stat(f.rel)
+	}
+	return f.in.Lstat(f.rel)
 }
 
 // copyBuffers are the file copy buffers of tar writers, pooled for the same reason as
@@ -31,24 +46,23 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 
 type fileID struct{ dev, ino uint64 }
 
-// openFile opens a file whose content goes into a layer: the entry name of in, or else the
-// path p. Tests count the reads.
-var openFile = func(in *os.Root, name, p string) (*os.File, error) {
-	if in != nil {
-		return in.Open(name)
+// openFile opens a file whose content goes into a layer. Tests count the reads.
+var openFile = func(f file) (*os.File, error) {
+	if f.in != nil {
+		return f.in.Open(f.rel)
 	}
-	return os.Open(p)
+	return os.Open(f.p)
 }
 
 func newTarWriter(w io.Writer, epoch time.Time) *tarWriter {
 	return &tarWriter{tw: tar.NewWriter(w), epoch: epoch, links: map[fileID]string{}}
 }
 
-// add writes the entry name for the file at p, described by fi (from Lstat). It returns a
+// add writes the entry name for the file src, described by fi (src.info()). It returns a
 // warning instead of an entry for sockets and device files, which have no place in an image:
 // the container runtime provides /dev, and a socket belongs to a running process.
-func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err error) {
-	rel := name
+func (t *tarWriter) add(name string, src file, fi fs.FileInfo) (warning string, err error) {
+	p := src.p
 	mode := fi.Mode()
 	hdr := &tar.Header{
 		Name:    name,
@@ -71,8 +85,8 @@ func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err err
 		hdr.Name += "/"
 	case mode&fs.ModeSymlink != 0:
 		hdr.Typeflag = tar.TypeSymlink
-		if t.in != nil {
-			hdr.Linkname, err = t.in.Readlink(rel)
+		if src.in != nil {
+			hdr.Linkname, err = src.in.Readlink(src.rel)
 		} else {
 			hdr.Linkname, err = os.Readlink(p)
 		}
@@ -105,7 +119,7 @@ func (t *tarWriter) add(name, p string, fi fs.FileInfo) (warning string, err err
 	if hdr.Typeflag != tar.TypeReg {
 		return "", nil
 	}
-	f, err := openFile(t.in, rel, p)
+	f, err := openFile(src)
 	if err != nil {
 		return "", err
 	}
@@ -140,7 +154,6 @@ func rootfsTar(root string, open func() (*os.Root, error), epoch time.Time) tarS
 		defer in.Close()
 		var warnings []string
 		t := newTarWriter(w, epoch)
-		t.in = in
 		err = fs.WalkDir(in.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 			if err != nil || rel == "." {
 				return err
@@ -149,7 +162,7 @@ func rootfsTar(root string, open func() (*os.Root, error), epoch time.Time) tarS
 			if err != nil {
 				return err
 			}
-			warn, err := t.add(rel, filepath.Join(root, rel), fi)
+			warn, err := t.add(rel, file{in: in, rel: rel, p: filepath.Join(root, rel)}, fi)
 			if warn != "" {
 				warnings = append(warnings, warn)
 			}
@@ -181,73 +194,4 @@ func sameFile(f *os.File, fi fs.FileInfo) error {
 		return errors.New("replaced while read")
 	}
 	return nil
-}
-
-// addTar writes the added files as a tar stream, each at its destination; a directory source
-// is added with its whole content. Parent directories of a destination are not written, so
-// the base image's own directories keep their modes and owners.
-func addTar(files []AddFile, epoch time.Time) tarSource {
-	return func(w io.Writer) ([]string, error) {
-		type entry struct{ name, path string }
-		var entries []entry
-		seen := map[string]bool{}
-		for _, f := range files {
-			dst := path.Clean("/" + f.Dst)[1:]
-			if dst == "" {
-				return nil, fmt.Errorf("add %s: destination %q is the root", f.Src, f.Dst)
-			}
-			// The source itself is taken at its target, as `COPY` does; links inside a
-			// directory source stay links.
-			top, err := filepath.EvalSymlinks(f.Src)
-			if err != nil {
-				return nil, fmt.Errorf("add %s: %w", f.Src, err)
-			}
-			err = filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				rel, err := filepath.Rel(top, p)
-				if err != nil {
-					return err
-				}
-				name := path.Join(dst, filepath.ToSlash(rel))
-				if !seen[name] { // a later `add` of the same destination wins
-					seen[name] = true
-					entries = append(entries, entry{name, p})
-				} else {
-					for i := range entries {
-						if entries[i].name == name {
-							entries[i].path = p
-						}
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("add %s: %w", f.Src, err)
-			}
-		}
-		// Sorted by destination, so parents come before children and `add` order does not
-		// change the layer.
-		sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-		var warnings []string
-		t := newTarWriter(w, epoch)
-		for _, e := range entries {
-			fi, err := os.Lstat(e.path)
-			if err != nil {
-				return warnings, fmt.Errorf("add %s: %w", e.path, err)
-			}
-			warn, err := t.add(e.name, e.path, fi)
-			if err != nil {
-				return warnings, fmt.Errorf("add %s: %w", e.path, err)
-			}
-			if warn != "" {
-				warnings = append(warnings, warn)
-			}
-		}
-		if err := t.close(); err != nil {
-			return warnings, fmt.Errorf("add: %w", err)
-		}
-		return warnings, nil
-	}
 }

@@ -17,7 +17,7 @@ func countOpens(t *testing.T) *atomic.Int64 {
 	t.Helper()
 	var n atomic.Int64
 	old := openFile
-	openFile = func(in *os.Root, name, p string) (*os.File, error) { n.Add(1); return old(in, name, p) }
+	openFile = func(f file) (*os.File, error) { n.Add(1); return old(f) }
 	t.Cleanup(func() { openFile = old })
 	return &n
 }
