@@ -46,9 +46,9 @@ type Source struct {
 	// (and so its digest) only when they differ from what the archive already holds: leave
 	// them empty to push an archive exactly as it is.
 	Labels map[string]string
-	// Context is the directory Rootfs and Archive lie in (the group file's): every read of
-	// them goes through it and fails on a link leading out, even one made after the paths
-	// were checked. Empty: no such limit (a caller's own paths).
+	// Context is the directory Rootfs, Archive and the Add sources lie in (the group file's):
+	// every read of them goes through it and fails on a link leading out, even one made after
+	// the paths were checked. Empty: no such limit (a caller's own paths).
 	Context string
 }
 
