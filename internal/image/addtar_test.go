@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,5 +237,45 @@ func link(t *testing.T, target, dir, name string) {
 	t.Helper()
 	if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSwappedForFIFO: a file swapped for a FIFO after its lstat fails the build at once; a
+// blocking open would wait for a writer that never comes.
+func TestSwappedForFIFO(t *testing.T) {
+	for _, tt := range []struct{ name, src string }{
+		{"file source", "rootfs/etc/motd"},
+		{"file of a directory source", "rootfs"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			group, _ := outsideTree(t)
+			entry := filepath.Join(group, "rootfs", "etc", "motd")
+			var once sync.Once
+			noReadOf(t, func(p string) {
+				if p == entry {
+					once.Do(func() {
+						if err := os.Remove(p); err != nil {
+							t.Error(err)
+						}
+						if err := syscall.Mkfifo(p, 0o644); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+			})
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := addLayer(t, []AddFile{{Src: filepath.Join(group, tt.src), Dst: "/dst"}}, group)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "replaced while read") {
+					t.Fatalf("add: %v; want ... replaced while read", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("add: still waiting a minute after its source became a FIFO")
+			}
+		})
 	}
 }

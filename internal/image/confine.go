@@ -43,7 +43,7 @@ func openTreeIn(dir, p string) (*os.Root, error) {
 // openFileIn opens the file p for reading, reached through dir; dir "" is no limit.
 func openFileIn(dir, p string) (*os.File, error) {
 	if dir == "" {
-		return os.Open(p)
+		return os.OpenFile(p, readFlags, 0)
 	}
 	rel, err := contextRel(dir, p)
 	if err != nil {
@@ -54,5 +54,5 @@ func openFileIn(dir, p string) (*os.File, error) {
 		return nil, err
 	}
 	defer in.Close()
-	return in.Open(rel)
+	return in.OpenFile(rel, readFlags, 0)
 }

@@ -46,12 +46,18 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 
 type fileID struct{ dev, ino uint64 }
 
+// readFlags open a file for its content without waiting: a regular file swapped for a FIFO
+// after its lstat would otherwise block the build until something writes to it (the open
+// then returns at once and sameFile refuses the FIFO). O_NONBLOCK does not change reads of a
+// regular file.
+const readFlags = os.O_RDONLY | syscall.O_NONBLOCK
+
 // openFile opens a file whose content goes into a layer. Tests count the reads.
 var openFile = func(f file) (*os.File, error) {
 	if f.in != nil {
-		return f.in.Open(f.rel)
+		return f.in.OpenFile(f.rel, readFlags, 0)
 	}
-	return os.Open(f.p)
+	return os.OpenFile(f.p, readFlags, 0)
 }
 
 func newTarWriter(w io.Writer, epoch time.Time) *tarWriter {
@@ -184,14 +190,23 @@ func openDir(root string) func() (*os.Root, error) {
 }
 
 // sameFile fails when f, just opened, is not the file fi described when its header was
-// written: it was replaced in between, and its content is not that entry's.
+// written: it was replaced in between, and its content is not that entry's. Device and inode
+// alone do not tell: a file removed and made again at once often gets its inode back, so the
+// type and the ctime must match too.
 func sameFile(f *os.File, fi fs.FileInfo) error {
 	got, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	if !os.SameFile(got, fi) {
+	if !os.SameFile(got, fi) || got.Mode().Type() != fi.Mode().Type() || ctime(got) != ctime(fi) {
 		return errors.New("replaced while read")
 	}
 	return nil
+}
+
+func ctime(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Nano()
+	}
+	return 0
 }
