@@ -25,34 +25,30 @@ func contextRel(dir, p string) (string, error) {
 // openTreeIn opens the directory p as a root of its own, reached through dir; dir "" is no
 // limit but p itself.
 func openTreeIn(dir, p string) (*os.Root, error) {
-	if dir == "" {
-		return os.OpenRoot(p)
-	}
-	rel, err := contextRel(dir, p)
-	if err != nil {
-		return nil, err
-	}
-	in, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
-	return in.OpenRoot(rel)
+	return openIn(dir, p, os.OpenRoot, (*os.Root).OpenRoot)
 }
 
-// openFileIn opens the file p for reading, reached through dir; dir "" is no limit.
+// openFileIn opens the file p for reading (readFlags), reached through dir; dir "" is no limit.
 func openFileIn(dir, p string) (*os.File, error) {
+	return openIn(dir, p,
+		func(p string) (*os.File, error) { return os.OpenFile(p, readFlags, 0) },
+		func(in *os.Root, rel string) (*os.File, error) { return in.OpenFile(rel, readFlags, 0) })
+}
+
+// openIn opens p with open, within an os.Root of dir, or with plain where dir is "".
+func openIn[T any](dir, p string, plain func(string) (T, error), open func(*os.Root, string) (T, error)) (T, error) {
 	if dir == "" {
-		return os.OpenFile(p, readFlags, 0)
+		return plain(p)
 	}
+	var none T
 	rel, err := contextRel(dir, p)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	in, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	defer in.Close()
-	return in.OpenFile(rel, readFlags, 0)
+	return open(in, rel)
 }
