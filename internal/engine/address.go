@@ -12,10 +12,6 @@ import (
 	"slipway.dev/slipway/internal/plan"
 )
 
-func init() {
-	register(plan.StepAwaitAddress, (*Engine).awaitAddress)
-}
-
 // awaitAddress waits, within the step's limit (publish.addressTimeout), for the load-balancer
 // address of a node's Service, before the node's rollout (SPEC §7): a node whose names
 // would point nowhere is not rolled out. The address is handed on to the node's later steps.

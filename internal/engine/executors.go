@@ -9,16 +9,24 @@ import (
 // executor runs one kind of step for one node.
 type executor func(e *Engine, ctx context.Context, nr *nodeRun, st plan.Step) error
 
-// executors holds the executor of each step kind. Each executor's file registers its kinds
-// (in an init), so a new lane adds a file and grows no existing function.
-var executors = map[plan.StepKind]executor{}
-
-// register adds the executor of kind; a kind registered twice is a programming error.
-func register(kind plan.StepKind, x executor) {
-	if _, dup := executors[kind]; dup {
-		panic("engine: two executors of step " + string(kind))
-	}
-	executors[kind] = x
+// executors holds the executor of each step kind, each in the file of its lane (a new lane
+// adds its file and a line here; the interpreter grows no case). A push runs before the
+// nodes, apart.
+var executors = map[plan.StepKind]executor{
+	plan.StepApplyObjects:    onRun((*Engine).applyObjects), // objects.go
+	plan.StepRemoveCopy:      (*Engine).removeCopy,          // removecopy.go
+	plan.StepAwaitAddress:    (*Engine).awaitAddress,        // address.go
+	plan.StepAwaitAccepted:   (*Engine).awaitAccepted,       // routes.go
+	plan.StepStopRole:        onRun((*Engine).stopRole),     // roles.go
+	plan.StepApplyDeployment: (*Engine).applyDeployment,     // rollout.go
+	plan.StepAwaitRollout:    (*Engine).awaitRollout,        // rollout.go
+	plan.StepAwaitResolved:   (*Engine).awaitResolved,       // routes.go
+	plan.StepAwaitReady:      onRun((*Engine).awaitReady),   // rolegate.go
+	plan.StepStartRole:       onRun((*Engine).startRole),    // roles.go
+	plan.StepPrune:           onRun((*Engine).prune),        // prune.go
+	plan.StepRemoveNode:      onRun((*Engine).removeNode),   // prune.go
+	plan.StepRetireDNS:       onRun((*Engine).retireDNS),    // retiredns.go
+	plan.StepPublishDNS:      (*Engine).publishDNS,          // publishdns.go
 }
 
 // onRun adapts an executor that needs only the run, not the node's share of it.

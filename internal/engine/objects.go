@@ -13,10 +13,6 @@ import (
 	"slipway.dev/slipway/internal/plan"
 )
 
-func init() {
-	register(plan.StepApplyObjects, onRun((*Engine).applyObjects))
-}
-
 // applyObjects runs an apply-objects step: the group's namespace and default-deny policy, or
 // a node's policies, account, claim and Services, in the plan's order.
 func (e *Engine) applyObjects(ctx context.Context, r *run, st plan.Step) error {

@@ -8,11 +8,6 @@ import (
 	"slipway.dev/slipway/internal/plan"
 )
 
-func init() {
-	register(plan.StepPrune, onRun((*Engine).prune))
-	register(plan.StepRemoveNode, onRun((*Engine).removeNode))
-}
-
 // prune runs a prune step: the objects that left a node (a role removed, say).
 func (e *Engine) prune(ctx context.Context, r *run, st plan.Step) error {
 	e.emit(event.Event{Node: st.Node, Phase: event.PhasePrune, Message: fmt.Sprintf("removing %d objects that left the group", len(st.Objects))})

@@ -8,10 +8,6 @@ import (
 	"slipway.dev/slipway/internal/plan"
 )
 
-func init() {
-	register(plan.StepPublishDNS, (*Engine).publishDNS)
-}
-
 // publishDNS publishes the node's names at its address, and on the mail relay the zone's
 // mail records, after its rollout (SPEC §7). The address is the one the address lane waited
 // for in this run, else the one its Service has now: the plan may not have known it.

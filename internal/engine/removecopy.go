@@ -11,10 +11,6 @@ import (
 	"slipway.dev/slipway/internal/render"
 )
 
-func init() {
-	register(plan.StepRemoveCopy, (*Engine).removeCopy)
-}
-
 // removeCopy runs a remove-copy step: once the data is at the step's version (its migration
 // ran ready), a Job removes the copy of /var/lib from the node's volume (SPEC §6a). The Job
 // runs the state step in mode remove, from the node's image, on the host of the node's pod,

@@ -8,10 +8,6 @@ import (
 	"slipway.dev/slipway/internal/plan"
 )
 
-func init() {
-	register(plan.StepRetireDNS, onRun((*Engine).retireDNS))
-}
-
 // retireDNS retires the node's record sets the plan says are no longer wanted (a name
 // removed from the file, the node removed), each only while it is still ours.
 func (e *Engine) retireDNS(ctx context.Context, r *run, st plan.Step) error {

@@ -12,10 +12,6 @@ import (
 	"slipway.dev/slipway/internal/status"
 )
 
-func init() {
-	register(plan.StepAwaitReady, onRun((*Engine).awaitReady))
-}
-
 // awaitReady waits, within the node's rollout limit, until the node's Deployment k is
 // ready, for a run that starts roles without rolling the node out (its Deployment is already
 // as desired: an earlier apply was killed during the rollout, say). Roles start only next to a

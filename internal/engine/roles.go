@@ -13,11 +13,6 @@ import (
 	"slipway.dev/slipway/internal/status"
 )
 
-func init() {
-	register(plan.StepStopRole, onRun((*Engine).stopRole))
-	register(plan.StepStartRole, onRun((*Engine).startRole))
-}
-
 // stopRole runs a stop-role step: the role goes to 0 and its pods go, before the template it
 // must match changes (FR-006a).
 func (e *Engine) stopRole(ctx context.Context, r *run, st plan.Step) error {

@@ -17,11 +17,6 @@ import (
 	"slipway.dev/slipway/internal/status"
 )
 
-func init() {
-	register(plan.StepApplyDeployment, (*Engine).applyDeployment)
-	register(plan.StepAwaitRollout, (*Engine).awaitRollout)
-}
-
 // suspendedNote is the in-flight marker's message for a template applied while the group is
 // suspended: it has not run, and resume rolls it out.
 const suspendedNote = "applied while the group was suspended: resume rolls it out and waits for it"

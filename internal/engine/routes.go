@@ -15,11 +15,6 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-func init() {
-	register(plan.StepAwaitAccepted, (*Engine).awaitAccepted)
-	register(plan.StepAwaitResolved, (*Engine).awaitResolved)
-}
-
 // The route conditions the address lane waits for (SPEC §7).
 const (
 	condAccepted     = string(gwv1.RouteConditionAccepted)
