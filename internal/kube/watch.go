@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
@@ -80,7 +79,7 @@ type DeploymentCache = interface {
 // Watch starts watching ns and returns once the caches are filled.
 func (c *Client) Watch(ctx context.Context, ns string) (DeploymentCache, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(c.Clientset, 0, informers.WithNamespace(ns),
-		informers.WithTransform(withoutManagedFieldsTransform))
+		informers.WithTransform(forTheWait))
 	w := &Watch{
 		factory: f,
 		deps:    f.Apps().V1().Deployments().Informer(),
@@ -222,17 +221,4 @@ func (w *Watch) Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.Repli
 		}
 	}
 	return dep, rss, pods, evs
-}
-
-// withoutManagedFieldsTransform drops an object's managed-fields records before the watch
-// caches it: nothing reads them, and they are about half of every Deployment, ReplicaSet and
-// pod held for a 1,000-node apply (issue 17).
-func withoutManagedFieldsTransform(obj any) (any, error) {
-	if o, ok := obj.(interface {
-		GetManagedFields() []metav1.ManagedFieldsEntry
-		SetManagedFields([]metav1.ManagedFieldsEntry)
-	}); ok && o.GetManagedFields() != nil {
-		o.SetManagedFields(nil)
-	}
-	return obj, nil
 }
