@@ -86,6 +86,24 @@ func TestClientAgainstDevCluster(t *testing.T) {
 		t.Errorf("ListManaged kept %d managedFields entries of Deployment %s/web, want none", len(mf), ns)
 	}
 
+	// The watch caches every pod of the namespace for a whole apply: it keeps what the wait
+	// reads (status, labels, node, container names), not the spec (issue 17).
+	podDeadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, pods, _ := w.Deployment(ns, "web")
+		if len(pods) > 0 {
+			p := pods[0]
+			if len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Name != "node" || p.Spec.Containers[0].Image != "" || p.Spec.Volumes != nil || p.ManagedFields != nil {
+				t.Errorf("the watch cache keeps pod %s as %+v, want only its containers' names and node", p.Name, p.Spec)
+			}
+			break
+		}
+		if time.Now().After(podDeadline) {
+			t.Fatal("no pod of web in the watch cache after 30s")
+		}
+		<-time.After(100 * time.Millisecond)
+	}
+
 	gen, err := c.Scale(ctx, ns, "web", 0)
 	if err != nil {
 		t.Fatal(err)
