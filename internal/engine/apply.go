@@ -138,6 +138,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 			return err
 		}
 	}
+	defer gcWhileRollingOut()()
 	if r.w, err = e.o.Kube.Watch(ctx, p.Namespace); err != nil {
 		return err
 	}
