@@ -89,7 +89,7 @@ func (e *Env) startControlPlane(ctx context.Context, progress io.Writer) error {
 		"--service-account-key-file="+pki("sa.pub"), "--service-account-signing-key-file="+pki("sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--authorization-mode=Node,RBAC", "--allow-privileged=true",
-		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-cluster-ip-range=10.96.0.0/16", "--service-node-port-range="+NodePortRange,
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
 		"--profiling=false", "--v=0",
 	)); err != nil {
@@ -104,6 +104,13 @@ func (e *Env) startControlPlane(ctx context.Context, progress io.Writer) error {
 	}
 	return nil
 }
+
+// NodePortRange is the API server's node port range. A published node's Service is a
+// LoadBalancer with externalTrafficPolicy Local: two node ports each (its port and the health
+// check's), so the default 30000-32767 held 1,384 nodes and a 2,000-node group failed with
+// "failed to allocate a nodePort: range is full" (issue 17). Nothing listens on these ports in
+// the dev cluster (no kube-proxy); the range only bounds what the API server hands out.
+const NodePortRange = "30000-39999"
 
 // startWorkers starts what works against the API server: kube-controller-manager,
 // kube-scheduler, kwok and the registry. The caller printed what it starts.
