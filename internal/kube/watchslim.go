@@ -28,10 +28,7 @@ func forTheWait(obj any) (any, error) {
 		o.ReportingController, o.ReportingInstance = "", ""
 		o.Related = nil
 	}
-	if o, ok := obj.(interface {
-		GetManagedFields() []metav1.ManagedFieldsEntry
-		SetManagedFields([]metav1.ManagedFieldsEntry)
-	}); ok && o.GetManagedFields() != nil {
+	if o, ok := obj.(metav1.Object); ok {
 		o.SetManagedFields(nil)
 	}
 	return obj, nil
