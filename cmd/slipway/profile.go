@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 )
 
@@ -13,9 +14,11 @@ import (
 //
 //	SLIPWAY_CPUPROFILE=cpu.pprof SLIPWAY_MEMPROFILE=heap.pprof slipway plan
 //	SLIPWAY_MEMPROFILE_PEAK=peak.pprof slipway apply --yes   # the heap at its largest
+//	SLIPWAY_TRACE=plan.trace slipway plan   # go tool trace: where the wall time waits
 const (
 	envCPUProfile = "SLIPWAY_CPUPROFILE"
 	envMemProfile = "SLIPWAY_MEMPROFILE"
+	envTrace      = "SLIPWAY_TRACE"
 )
 
 // startProfiles starts the profiles getenv asks for; stop writes them. A profile that cannot be
@@ -32,6 +35,16 @@ func startProfiles(getenv func(string) string) (stop func() error, err error) {
 			return nil, fmt.Errorf("%s %s: %w", envCPUProfile, cpuPath, err)
 		}
 	}
+	var tr *os.File
+	if p := getenv(envTrace); p != "" {
+		if tr, err = os.Create(p); err != nil {
+			return nil, fmt.Errorf("%s: %w", envTrace, err)
+		}
+		if err := trace.Start(tr); err != nil {
+			_ = tr.Close()
+			return nil, fmt.Errorf("%s %s: %w", envTrace, p, err)
+		}
+	}
 	stopPeak := func() error { return nil }
 	if p := getenv(envPeakProfile); p != "" {
 		stopPeak = watchPeak(p, 200*time.Millisecond)
@@ -39,6 +52,12 @@ func startProfiles(getenv func(string) string) (stop func() error, err error) {
 	return func() error {
 		if err := stopPeak(); err != nil {
 			return err
+		}
+		if tr != nil {
+			trace.Stop()
+			if err := tr.Close(); err != nil {
+				return fmt.Errorf("%s: %w", envTrace, err)
+			}
 		}
 		if cpu != nil {
 			pprof.StopCPUProfile()

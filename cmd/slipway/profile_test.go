@@ -17,6 +17,7 @@ func TestProfilesFromEnvironment(t *testing.T) {
 	env := map[string]string{
 		envCPUProfile: filepath.Join(dir, "cpu.pprof"),
 		envMemProfile: filepath.Join(dir, "heap.pprof"),
+		envTrace:      filepath.Join(dir, "run.trace"),
 	}
 	stop, err := startProfiles(func(k string) string { return env[k] })
 	if err != nil {
@@ -29,6 +30,10 @@ func TestProfilesFromEnvironment(t *testing.T) {
 	_ = sink
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+	// An execution trace opens with its header, "go 1.N trace".
+	if data, err := os.ReadFile(env[envTrace]); err != nil || !strings.HasPrefix(string(data), "go 1.") {
+		t.Errorf("%s is no execution trace (%d bytes, %v)", env[envTrace], len(data), err)
 	}
 	// A pprof profile is a gzipped protocol buffer naming its sample types as strings.
 	for _, tc := range []struct{ name, path, sampleType string }{

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
@@ -64,11 +62,11 @@ func (f *failures) err() error {
 
 // run is what the step executors of one apply share.
 type run struct {
-	p     *plan.Plan
-	t     Target
-	rec   *recorder
-	w     deploymentWatch
-	byKey map[plan.Key]*unstructured.Unstructured
+	p    *plan.Plan
+	t    Target
+	rec  *recorder
+	w    deploymentWatch
+	objs *objectSet
 	// changes and nodes index p: a lookup per object must not scan every change (5,000 of
 	// them at 1,000 nodes).
 	changes map[plan.Key]*plan.Change
@@ -104,11 +102,17 @@ type nodeRun struct {
 // first, then the group's objects, then each node's steps in order, Parallelism nodes at a
 // time, then the nodes that left the group. A failed node does not stop the others. The
 // error joins every NodeError.
+//
+// Apply takes the plan's objects: p.Desired is nil once it has begun, and each node's objects
+// are dropped when its steps are done, so that memory follows the nodes still to go.
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
+	given := p
 	p, err := withSecretData(p, t.Group) // before any change: a missing value stops it all
 	if err != nil {
 		return err
 	}
+	objs := newObjectSet(p.Desired)
+	given.Desired, p.Desired = nil, nil
 	rec, err := e.startApply(ctx, p, t)
 	if err != nil || rec == nil {
 		return err
@@ -127,10 +131,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	rec.doc.Namespace = p.Namespace
 	rec.mu.Unlock()
 
-	r := &run{p: p, t: t, rec: rec, byKey: map[plan.Key]*unstructured.Unstructured{}}
-	for _, d := range p.Desired {
-		r.byKey[plan.KeyOf(d)] = d
-	}
+	r := &run{p: p, t: t, rec: rec, objs: objs}
 	r.indexPlan()
 	// The namespace and default-deny, before any Deployment (FR-010).
 	for _, st := range steps.Before {
@@ -247,7 +248,9 @@ func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps,
 			failed.set(ns.Node, fmt.Errorf("not started: %w", ctx.Err()))
 			return
 		}
-		if err := e.runNode(ctx, r, ns); err != nil {
+		err := e.runNode(ctx, r, ns)
+		r.objs.release(ns.Node)
+		if err != nil {
 			failed.set(ns.Node, err)
 			e.emit(event.Event{Node: ns.Node, Phase: event.PhaseFailed, Message: err.Error()})
 		}

@@ -21,7 +21,7 @@ func (e *Engine) applyObjects(ctx context.Context, r *run, st plan.Step) error {
 		if c == nil {
 			return fmt.Errorf("%s: not in the plan's changes", k)
 		}
-		if err := e.applyChange(ctx, *c, r.byKey[k]); err != nil {
+		if err := e.applyChange(ctx, *c, r.objs.get(k)); err != nil {
 			return err
 		}
 	}

@@ -31,7 +31,7 @@ func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
 	}
 	k := *st.Object
 	e.emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", st.Role, st.Replicas), Desired: st.Replicas})
-	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), r.byKey[k], kube.ApplyOptions{Force: true})
+	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), r.objs.get(k), kube.ApplyOptions{Force: true})
 	if err != nil {
 		return fmt.Errorf("role %s: %w", st.Role, err)
 	}

@@ -34,7 +34,7 @@ func (e *Engine) applyDeployment(ctx context.Context, nr *nodeRun, st plan.Step)
 	if c == nil {
 		return fmt.Errorf("%s: not in the plan's changes", k)
 	}
-	obj := nr.byKey[k]
+	obj := nr.objs.get(k)
 	// Read before the Deployment changes: the live template, if it runs ready now; else the
 	// last one that became ready, still in its ReplicaSet (an earlier apply was killed during
 	// a rollout that never became ready). The await-rollout step's Rollback says whether a
@@ -92,7 +92,7 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 		}
 		return ctx.Err()
 	}
-	o := rolloutOutcome{node: st.Node, deployment: k.Name, image: a.image, res: res, prev: a.prev, version: templateVersion(nr.byKey[k])}
+	o := rolloutOutcome{node: st.Node, deployment: k.Name, image: a.image, res: res, prev: a.prev, version: templateVersion(nr.objs.get(k))}
 	if st.Rollback == plan.RollbackNone {
 		o.prev = nil // created in this run: nothing ran before it
 	}

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// objectSet holds the plan's rendered objects for the executors of one apply. A node's
+// objects are released once its steps have run: a 1,000-node apply held all 5,000 to its
+// end (30–37 MB of its 72 MB heap at the peak, issue 17), while the watch caches grew with
+// every node that became ready.
+type objectSet struct {
+	mu     sync.Mutex
+	byKey  map[plan.Key]*unstructured.Unstructured
+	byNode map[string][]plan.Key
+}
+
+func newObjectSet(objs []*unstructured.Unstructured) *objectSet {
+	s := &objectSet{byKey: make(map[plan.Key]*unstructured.Unstructured, len(objs)), byNode: map[string][]plan.Key{}}
+	for _, d := range objs {
+		k := plan.KeyOf(d)
+		s.byKey[k] = d
+		node := d.GetLabels()[spec.LabelNode]
+		s.byNode[node] = append(s.byNode[node], k)
+	}
+	return s
+}
+
+// get returns the object of k; nil when the plan has none, or its node was released.
+func (s *objectSet) get(k plan.Key) *unstructured.Unstructured {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byKey[k]
+}
+
+// release drops node's objects: its steps have run.
+func (s *objectSet) release(node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range s.byNode[node] {
+		delete(s.byKey, k)
+	}
+	delete(s.byNode, node)
+}
+
+// len is how many objects are held.
+func (s *objectSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byKey)
+}
