@@ -55,7 +55,7 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 	cfg.QPS = -1
 	cfg.Burst = -1
 	cfg.RateLimiter = nil
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(protobufConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
@@ -64,6 +64,17 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 	}
 	return &Client{Config: cfg, Clientset: cs, Dynamic: dyn}, nil
+}
+
+// protobufConfig is cfg for the typed clients, whose kinds are all built in: they speak
+// protobuf, JSON only where the server offers nothing else. Encoding a 1,000-node group's
+// LISTs as JSON cost the API server about three times the CPU protobuf does (issue 17),
+// on the same cores as slipway.
+func protobufConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return cfg
 }
 
 // Mapper returns a REST mapper built from one discovery of the server, made on first use.

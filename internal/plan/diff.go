@@ -141,8 +141,28 @@ func Subset(want, have any) bool {
 	case nil:
 		return true
 	default:
-		return scalar(want) == scalar(have)
+		return sameScalar(want, have)
 	}
+}
+
+// sameScalar is scalar(want) == scalar(have) without formatting the values when both are of
+// one type, as nearly every field is: a 1,000-node plan compares some 500,000 of them twice.
+func sameScalar(want, have any) bool {
+	switch w := want.(type) {
+	case string:
+		if h, ok := have.(string); ok {
+			return w == h
+		}
+	case int64:
+		if h, ok := have.(int64); ok {
+			return w == h
+		}
+	case bool:
+		if h, ok := have.(bool); ok {
+			return w == h
+		}
+	}
+	return scalar(want) == scalar(have)
 }
 
 func isEmpty(v any) bool {

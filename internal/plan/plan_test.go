@@ -34,6 +34,11 @@ func TestSubset(t *testing.T) {
 		{"list order", "args: [a, b]", "args: [b, a]", false},
 		{"null creationTimestamp", "metadata: {creationTimestamp: null, name: x}", "metadata: {name: x, creationTimestamp: '2026-01-01T00:00:00Z'}", true},
 		{"int and float", "a: 1", "a: 1.0", true},
+		{"number and its string", "a: 1", "a: '1'", true},
+		{"bool", "a: true", "a: true", true},
+		{"bool differs", "a: true", "a: false", false},
+		{"string differs", "a: x", "a: y", false},
+		{"int differs", "a: 80", "a: 81", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Subset(obj(t, tc.want).Object, obj(t, tc.have).Object); got != tc.subset {
