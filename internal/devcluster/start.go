@@ -156,6 +156,10 @@ func (e *Env) startKwok(stagesDir string) error {
 	return nil
 }
 
+// startRegistry runs CNCF Distribution on the filesystem. Its blob descriptors are cached in
+// memory, as a registry in production keeps them (in memory or Redis): a plan HEADs every
+// node's tag, and at 1,000 nodes the registry spent 0.41 s of CPU on those HEADs without the
+// cache, 0.33 s with it, on the cores slipway shares (issue 17).
 func (e *Env) startRegistry() error {
 	regCfg := filepath.Join(e.Dir, "registry.yaml")
 	if err := os.WriteFile(regCfg, []byte(fmt.Sprintf(`version: 0.1
@@ -164,6 +168,8 @@ log:
 storage:
   filesystem:
     rootdirectory: %s
+  cache:
+    blobdescriptor: inmemory
   delete:
     enabled: true
 http:
