@@ -467,3 +467,19 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Errorf("Load of a missing file = %v, want a plain error naming it", err)
 	}
 }
+
+// Node finds every node of a loaded (sorted) group and of one put together unsorted.
+func TestGroupNode(t *testing.T) {
+	sorted := &spec.Group{Nodes: []*spec.Node{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	unsorted := &spec.Group{Nodes: []*spec.Node{{Name: "c"}, {Name: "a"}, {Name: "b"}}}
+	for _, g := range []*spec.Group{sorted, unsorted} {
+		for _, name := range []string{"a", "b", "c"} {
+			if n := g.Node(name); n == nil || n.Name != name {
+				t.Errorf("Node(%q) of %v = %v", name, g.Nodes, n)
+			}
+		}
+		if n := g.Node("d"); n != nil {
+			t.Errorf("Node(d) = %v, want nil", n)
+		}
+	}
+}

@@ -15,6 +15,7 @@
 package spec
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +58,14 @@ type Group struct {
 }
 
 // Node returns the node called name, or nil.
+//
+// Nodes are sorted by name, so a node is found by binary search (the engine asks once or
+// more per node: a scan each time grew with the square of the group, issue 17); a group put
+// together unsorted, as tests do, is scanned when the search misses.
 func (g *Group) Node(name string) *Node {
+	if i, ok := slices.BinarySearchFunc(g.Nodes, name, func(n *Node, name string) int { return strings.Compare(n.Name, name) }); ok {
+		return g.Nodes[i]
+	}
 	for _, n := range g.Nodes {
 		if n.Name == name {
 			return n
