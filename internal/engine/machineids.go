@@ -41,9 +41,9 @@ func runningMachineID(d *unstructured.Unstructured) string {
 	if d == nil {
 		return ""
 	}
-	cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	for _, c := range cs {
-		env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
+	for _, c := range containersOf(d) {
+		m, _ := c.(map[string]any)
+		env, _ := m["env"].([]any)
 		for _, e := range env {
 			if m, ok := e.(map[string]any); ok && m["name"] == render.EnvMachineID {
 				v, _ := m["value"].(string)

@@ -268,8 +268,7 @@ func stateInput(in *plan.Input, doc *state.Document) {
 
 // containerImage returns the image of the named container of a Deployment.
 func containerImage(d *unstructured.Unstructured, container string) string {
-	cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	for _, c := range cs {
+	for _, c := range containersOf(d) {
 		m, _ := c.(map[string]any)
 		if m["name"] == container {
 			s, _ := m["image"].(string)
@@ -277,6 +276,15 @@ func containerImage(d *unstructured.Unstructured, container string) string {
 		}
 	}
 	return ""
+}
+
+// containersOf returns the containers of a Deployment's pod template as d holds them, not
+// copied (unstructured.NestedSlice copies them deeply): the callers only read them, for every
+// node of a plan, three times over.
+func containersOf(d *unstructured.Unstructured) []any {
+	v, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "template", "spec", "containers")
+	cs, _ := v.([]any)
+	return cs
 }
 
 // resolveImages builds every image of the group and asks the registry for its tag.

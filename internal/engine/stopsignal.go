@@ -81,8 +81,7 @@ func keepsStopSignal(live map[plan.Key]*unstructured.Unstructured) bool {
 		if k.Kind != "Deployment" {
 			continue
 		}
-		cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-		for _, c := range cs {
+		for _, c := range containersOf(d) {
 			if m, ok := c.(map[string]any); ok {
 				if s, _, _ := unstructured.NestedString(m, "lifecycle", "stopSignal"); s != "" {
 					return true
