@@ -8,6 +8,8 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,6 +57,7 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 	cfg.QPS = -1
 	cfg.Burst = -1
 	cfg.RateLimiter = nil
+	cfg.DisableCompression = cfg.DisableCompression || onLoopback(cfg.Host)
 	cs, err := kubernetes.NewForConfig(protobufConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -64,6 +67,24 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 	}
 	return &Client{Config: cfg, Clientset: cs, Dynamic: dyn}, nil
+}
+
+// onLoopback reports whether host (a URL or host[:port]) names this machine. An API server
+// there is asked for uncompressed responses: gzip only moves the cost of a LIST from the
+// link, which loopback does not have, to the CPU both ends share (a 1,000-node plan's five
+// LISTs: 0.17 s of the API server's CPU gzipped, 0.14 s not, issue 17).
+func onLoopback(host string) bool {
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // protobufConfig is cfg for the typed clients, whose kinds are all built in: they speak
