@@ -30,8 +30,9 @@ var allowed = map[string][]string{
 	"status":     {"event"},
 	"ui":         {"event", "plan", "spec", "status"},
 	"parallel":   {},
-	"image":      {"event", "parallel"},
-	"kube":       {"plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
+	"netaddr":    {}, // whether an address is on this machine: image and kube ask it alike
+	"image":      {"event", "netaddr", "parallel"},
+	"kube":       {"netaddr", "plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "spec"},
 	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "status"},
 	"devcluster": {},

@@ -46,10 +46,3 @@ func (s *objectSet) release(node string) {
 	}
 	delete(s.byNode, node)
 }
-
-// len is how many objects are held.
-func (s *objectSet) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.byKey)
-}

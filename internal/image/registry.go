@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/docker/cli/cli/config/configfile"
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -15,6 +14,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"slipway.dev/slipway/internal/netaddr"
 )
 
 // registryClient holds what every registry call shares: name parsing rules, credentials and
@@ -82,21 +83,10 @@ type plainHTTPGuard struct {
 }
 
 func (g *plainHTTPGuard) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == "http" && !g.insecure && !isLoopback(req.URL.Hostname()) {
+	if req.URL.Scheme == "http" && !g.insecure && !netaddr.Loopback(req.URL.Hostname()) {
 		return nil, fmt.Errorf("registry %s: plain HTTP is used only for loopback registries (set --insecure-registry to allow it)", req.URL.Host)
 	}
 	return g.base.RoundTrip(req)
-}
-
-// isLoopback reports whether host (no port) is on this machine: localhost, *.localhost
-// (RFC 6761), 127.0.0.0/8 or ::1.
-func isLoopback(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
 
 // fileKeychain reads credentials from exactly one docker config file, not from the usual

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"slipway.dev/slipway/internal/netaddr"
 )
 
 // FieldManager is the one field manager slipway applies with.
@@ -80,11 +82,7 @@ func onLoopback(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return netaddr.Loopback(host)
 }
 
 // protobufConfig is cfg for the typed clients, whose kinds are all built in: they speak

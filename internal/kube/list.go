@@ -16,7 +16,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// listRaw lists the objects of gvk in ns that carry selector.
+// listRaw lists the objects of gvk in ns that carry selector, without their managed fields:
+// the callers compare specs and read labels, never the field managers' records, which are
+// about half of a small object (a 1,000-node plan holds 5,000 objects for its whole run).
 //
 // A built-in kind comes as protobuf (listTyped), anything else as JSON decoded in one pass:
 // the dynamic client decodes a LIST twice over, the list with its items kept as raw JSON,

@@ -108,10 +108,6 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan
 				if u.GetLabels()[labelComponent] == componentState {
 					continue // the state backend's Secret: not an object of the group's file
 				}
-				// The callers compare specs and read labels, never the field managers'
-				// records, which are about half of a small object: a 1,000-node plan holds
-				// 5,000 of them for its whole run.
-				unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
 				if gvk.Kind == "Secret" {
 					withoutSecretData(u)
 				}
