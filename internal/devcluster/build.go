@@ -23,6 +23,19 @@ import (
 //go:embed pins/*.mod pins/*.sum
 var pins embed.FS
 
+// registryLeanMain is tools/registry/lean/main.go (copied by pins/gen.sh): the dev
+// registry's main, distribution's handlers without its per-request tracing and access log.
+//
+//go:embed pins/registry-lean.go.txt
+var registryLeanMain []byte
+
+// registryBin names the dev registry's binary after its main's content, so that a changed
+// main is built anew while the cluster's key (its pins) and so its other binaries stay.
+var registryBin = func() string {
+	h := sha256.Sum256(registryLeanMain)
+	return "registry-lean-" + hex.EncodeToString(h[:4])
+}()
+
 // KubeVersion is the Kubernetes version the dev cluster runs.
 const KubeVersion = "v1.37.2"
 
@@ -33,6 +46,9 @@ type tool struct {
 	pkgs    []string // main packages, built into bin/
 	bins    []string // the resulting binary names
 	ldflags string
+	// src holds files written into the tool's module before the build (path → content): a
+	// main of slipway's own.
+	src map[string][]byte
 	// own tools are cached under a key of their own pins (dev/<module>-<hash>): adding or
 	// bumping one never invalidates the cluster's tools (Kubernetes alone builds for about 18
 	// minutes on 2 cores), and bumping those never rebuilds it.
@@ -57,7 +73,8 @@ var tools = []tool{
 	},
 	{module: "etcd", from: "go.etcd.io/etcd/server/v3 v3.6.16", pkgs: []string{"go.etcd.io/etcd/server/v3"}, bins: []string{"etcd"}, ldflags: "-s -w"},
 	{module: "kwok", from: "sigs.k8s.io/kwok v0.8.0", pkgs: []string{"sigs.k8s.io/kwok/cmd/kwok"}, bins: []string{"kwok"}, ldflags: "-s -w"},
-	{module: "registry", from: "github.com/distribution/distribution/v3 v3.1.2", pkgs: []string{"github.com/distribution/distribution/v3/cmd/registry"}, bins: []string{"registry"}, ldflags: "-s -w"},
+	{module: "registry", from: "github.com/distribution/distribution/v3 v3.1.2", pkgs: []string{"./" + registryBin}, bins: []string{registryBin}, ldflags: "-s -w",
+		src: map[string][]byte{registryBin + "/main.go": registryLeanMain}},
 	{module: "metallb", from: "go.universe.tf/metallb v0.15.2", pkgs: []string{"go.universe.tf/metallb/controller"}, bins: []string{"metallb-controller"}, ldflags: "-s -w", own: true},
 	{module: "envoy-gateway", from: "github.com/envoyproxy/gateway v1.9.1", pkgs: []string{"github.com/envoyproxy/gateway/cmd/envoy-gateway"}, bins: []string{"envoy-gateway"}, ldflags: "-s -w", own: true},
 }
@@ -233,6 +250,14 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(src, "go."+ext), b, 0o644); err != nil {
+			return err
+		}
+	}
+	for name, b := range t.src {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, name)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
 			return err
 		}
 	}

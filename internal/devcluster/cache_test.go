@@ -68,3 +68,14 @@ func TestGatewayAPIVersionMatchesMainModule(t *testing.T) {
 		t.Errorf("gateway-api: go.mod %s, tools/envoy-gateway %s, GatewayAPIVersion %s; want all the same", main, tool, GatewayAPIVersion)
 	}
 }
+
+// The embedded registry main is the one under tools/ (pins/gen.sh copies it).
+func TestRegistryLeanMainIsTheToolsCopy(t *testing.T) {
+	want, err := os.ReadFile("../../tools/registry/lean/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != string(registryLeanMain) {
+		t.Errorf("pins/registry-lean.go.txt differs from tools/registry/lean/main.go: run go generate ./internal/devcluster")
+	}
+}

@@ -20,8 +20,10 @@ import (
 // invalid), so that plan fails before apply changes anything. Objects that Subset says are
 // unchanged cost no request; objects of that name slipway did not make (foreign) none either.
 // For apply (forApply), creates in a namespace that does not exist yet (newNS) are dry-run
-// one per shape (see dryRunGroups).
-func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured, newNS string, forApply bool) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
+// one per shape (see dryRunGroups). The objects Subset found unchanged go to unchanged, so
+// that plan.Compute need not compare them again (at 1,000 nodes the second comparison was
+// 5 % of a plan's CPU, issue 17).
+func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured, newNS string, forApply bool, unchanged map[plan.Key]bool) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
 	var todo []*unstructured.Unstructured
 	immutable := map[plan.Key]string{}
 	for _, d := range desired {
@@ -34,6 +36,8 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 		}
 		if l := live[plan.KeyOf(d)]; l == nil || !plan.Subset(d.Object, l.Object) {
 			todo = append(todo, d)
+		} else if unchanged != nil {
+			unchanged[plan.KeyOf(d)] = true
 		}
 	}
 	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: immutable}

@@ -80,7 +80,7 @@ func TestDryRunCreatesInNewNamespace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 3000}
 			e := New(Options{Kube: c, Parallelism: 10})
-			_, _, err := e.dryRun(context.Background(), desired, nil, nil, "demo", tc.forApply)
+			_, _, err := e.dryRun(context.Background(), desired, nil, nil, "demo", tc.forApply, nil)
 			if len(c.dry) != tc.dryRuns {
 				t.Errorf("%d dry runs, want %d: %v", len(c.dry), tc.dryRuns, c.dry)
 			}
@@ -101,10 +101,36 @@ func TestDryRunCreatesInNewNamespace(t *testing.T) {
 	// In a namespace that exists, every create is dry-run for apply too (validation and
 	// admission run there).
 	c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 1 << 20}
-	if _, _, err := New(Options{Kube: c, Parallelism: 10}).dryRun(context.Background(), desired, map[plan.Key]*unstructured.Unstructured{}, nil, "", true); err != nil {
+	if _, _, err := New(Options{Kube: c, Parallelism: 10}).dryRun(context.Background(), desired, map[plan.Key]*unstructured.Unstructured{}, nil, "", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.dry) != len(desired) {
 		t.Errorf("existing namespace: %d dry runs, want %d", len(c.dry), len(desired))
+	}
+}
+
+// The objects found unchanged are dry-run never and handed on as such, so that plan.Compute
+// does not compare them again; a changed one is dry-run and not in the set.
+func TestDryRunHandsOnTheUnchanged(t *testing.T) {
+	mk := func(name string, replicas int64) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": name, "namespace": "demo"}, "spec": map[string]any{"replicas": replicas}}}
+		return u
+	}
+	desired := []*unstructured.Unstructured{mk("same", 1), mk("changed", 1)}
+	live := map[plan.Key]*unstructured.Unstructured{}
+	for _, d := range []*unstructured.Unstructured{mk("same", 1), mk("changed", 0)} {
+		live[plan.KeyOf(d)] = d
+	}
+	c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 1 << 20}
+	unchanged := map[plan.Key]bool{}
+	if _, _, err := New(Options{Kube: c, Parallelism: 2}).dryRun(context.Background(), desired, live, nil, "", false, unchanged); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[plan.Key]bool{plan.KeyOf(desired[0]): true}, unchanged); diff != "" {
+		t.Errorf("unchanged (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Deployment/changed"}, c.dry); diff != "" {
+		t.Errorf("dry runs (-want +got):\n%s", diff)
 	}
 }

@@ -182,20 +182,20 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, desired []*uns
 	if l.ns != nil {
 		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
-	dry, immutable := map[plan.Key]*unstructured.Unstructured{}, map[plan.Key]string{}
+	dry, immutable, unchanged := map[plan.Key]*unstructured.Unstructured{}, map[plan.Key]string{}, map[plan.Key]bool{}
 	if l.ns == nil || l.ns.GetDeletionTimestamp() == nil {
 		newNS := ""
 		if l.ns == nil {
 			newNS = t.Namespace
 		}
 		var err error
-		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, l.foreign, newNS, forApply); err != nil {
+		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, l.foreign, newNS, forApply, unchanged); err != nil {
 			return plan.Input{}, err
 		}
 	}
 	return plan.Input{
 		Group: t.Group.Name, Namespace: t.Namespace,
-		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable,
+		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable, Unchanged: unchanged,
 		Foreign: l.foreign, ForeignNamespace: foreignNS,
 		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
 		Interrupted: map[string]string{},

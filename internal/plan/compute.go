@@ -78,7 +78,7 @@ func (c *computation) desired() {
 		case in.Immutable[k] != "":
 			c.add(node, Change{Key: k, Action: Replace, Destructive: k.Kind == "PersistentVolumeClaim",
 				Reason: in.Immutable[k], Diff: Diff(live, d), ResourceVersion: live.GetResourceVersion()})
-		case Subset(d.Object, live.Object):
+		case in.Unchanged[k] || Subset(d.Object, live.Object):
 			// unchanged
 		default:
 			after := in.DryRun[k]

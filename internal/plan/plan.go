@@ -229,6 +229,9 @@ type Input struct {
 	DryRun map[Key]*unstructured.Unstructured
 	// Immutable holds the dry-run error of objects whose change needs a re-create.
 	Immutable map[Key]string
+	// Unchanged holds desired objects the caller already found Subset of their live object
+	// (deciding what to dry-run); Compute compares only the others.
+	Unchanged map[Key]bool
 	// Foreign holds live objects of the group's namespace that are not the group's (no
 	// slipway.dev/group label of it); one with a desired object's name is a conflict.
 	Foreign map[Key]*unstructured.Unstructured

@@ -8,3 +8,5 @@ for d in ../../../tools/*/; do
 	cp "$d/go.mod" "$n.mod"
 	cp "$d/go.sum" "$n.sum"
 done
+# The dev registry's own main (tools/registry/lean), built in place of `registry serve`.
+cp ../../../tools/registry/lean/main.go registry-lean.go.txt
