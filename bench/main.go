@@ -70,6 +70,11 @@ type Step struct {
 	Writes int `json:"writes"`
 	// PeakRSSMB is the command's peak resident set (the kernel's Maxrss of the child), MiB.
 	PeakRSSMB float64 `json:"peakRSSMB"`
+	// CPUSeconds is the command's CPU, user + system (the kernel's rusage of the child).
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// ClusterCPU is the CPU each process of the dev cluster spent over the step (seconds, by
+	// component): on a machine of 2 cores, the cores the command shares.
+	ClusterCPU map[string]float64 `json:"clusterCPUSeconds,omitempty"`
 	// ParentRSSMB is the bench's own resident set when the command started (runMeasured): a
 	// PeakRSSMB not above it may be the bench's.
 	ParentRSSMB float64 `json:"parentRSSMB,omitempty"`

@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
-// runMeasured runs cmd and returns the peak resident set of its process, MiB, and the bench's
-// own resident set when it started.
+// runMeasured runs cmd and returns the peak resident set of its process, MiB, the bench's
+// own resident set when it started, and the CPU the process spent (user + system, seconds:
+// wait4's rusage, so every thread and the whole run are counted).
 //
 // The kernel's Maxrss of a child (wait4's rusage) is not the child's alone: exec copies the
 // high-water mark of the memory it replaces into it, and Go starts a child sharing the
@@ -20,7 +22,7 @@ import (
 // The bench therefore gives its free memory back and resets its own high-water mark to its
 // current resident set just before starting the child (/proc/self/clear_refs, "5"); a figure
 // not above parentMB may still be the bench's.
-func runMeasured(cmd *exec.Cmd) (peakMB, parentMB float64, err error) {
+func runMeasured(cmd *exec.Cmd) (peakMB, parentMB, cpuSeconds float64, err error) {
 	debug.FreeOSMemory()
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	parentMB = selfRSSMB()
@@ -28,9 +30,10 @@ func runMeasured(cmd *exec.Cmd) (peakMB, parentMB float64, err error) {
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			peakMB = float64(ru.Maxrss) / 1024
+			cpuSeconds = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		}
 	}
-	return peakMB, parentMB, err
+	return peakMB, parentMB, cpuSeconds, err
 }
 
 // selfRSSMB is this process's resident set (VmRSS), MiB; 0 when unknown.

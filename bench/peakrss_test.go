@@ -20,11 +20,22 @@ func TestPeakRSSIsTheChilds(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 	held = nil
-	peak, parent, err := runMeasured(exec.Command("true"))
+	peak, parent, _, err := runMeasured(exec.Command("true"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if peak > 128 {
 		t.Errorf("`true` measured at %.0f MiB (the bench at %.0f MiB when it started); want the child's own few MiB", peak, parent)
+	}
+}
+
+// The CPU of a child is its own, user and system time together.
+func TestRunMeasuredCountsTheChildsCPU(t *testing.T) {
+	_, _, cpu, err := runMeasured(exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu <= 0 {
+		t.Errorf("a busy loop measured at %.3f s of CPU, want more than 0", cpu)
 	}
 }

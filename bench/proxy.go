@@ -44,8 +44,10 @@ func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin strin
 	s.Start, s.Log = t0, logf.Name()
 	// The kernel's high-water mark of the child's resident set (wait4's rusage): measured by
 	// the kernel over the whole run, so no sample can miss a peak.
-	s.PeakRSSMB, s.ParentRSSMB, err = runMeasured(cmd)
+	cpu0 := clusterCPU()
+	s.PeakRSSMB, s.ParentRSSMB, s.CPUSeconds, err = runMeasured(cmd)
 	s.WallSeconds = time.Since(t0).Seconds()
+	s.ClusterCPU = cpuSince(cpu0, clusterCPU())
 	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
 	if after, err := b.metrics(ctx); err == nil && merr == nil {
 		s.Cluster = map[string]int{}
@@ -58,7 +60,7 @@ func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin strin
 	if err != nil {
 		s.Error = fmt.Sprintf("%v (log %s)", err, logf.Name())
 	}
-	log.Printf("%-8s %-36s %8.2fs %6.0f MB (bench %.0f MB)  %d requests, %d writes %s", tool, name, s.WallSeconds, s.PeakRSSMB, s.ParentRSSMB, total(s.Requests), s.Writes, s.Error)
+	log.Printf("%-8s %-36s %8.2fs %6.0f MB (bench %.0f MB) CPU %.2fs (cluster %s)  %d requests, %d writes %s", tool, name, s.WallSeconds, s.PeakRSSMB, s.ParentRSSMB, s.CPUSeconds, cpuText(s.ClusterCPU), total(s.Requests), s.Writes, s.Error)
 	b.res.Steps = append(b.res.Steps, s)
 	return s
 }

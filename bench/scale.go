@@ -148,16 +148,16 @@ func (b *bench) effectiveParallelism() int {
 func (b *bench) printScale(w io.Writer) {
 	m := b.res.Machine
 	fmt.Fprintf(w, "\nscale: slipway alone, --parallelism %s; %d CPUs, %s memory, %s, load at start %s\n\n", parStr(b.parallelism), m.NProc, m.MemoryGiB, m.Go, m.Load)
-	fmt.Fprintf(w, "| N | step | wall s | s per 1,000 nodes | peak RSS MB | own requests by verb | own writes |\n|---:|---|---:|---:|---:|---|---:|\n")
+	fmt.Fprintf(w, "| N | step | wall s | s per 1,000 nodes | peak RSS MB | own CPU s | the cluster's CPU s over the step | own requests by verb | own writes |\n|---:|---|---:|---:|---:|---:|---|---|---:|\n")
 	for _, r := range b.res.Scale {
 		for _, s := range r.Steps {
 			wall := fmt.Sprintf("%.2f", s.WallSeconds)
 			if s.Error != "" {
 				wall += " (failed)"
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.0f | %s | %d |\n", r.Nodes, s.Step, wall, s.WallSeconds*1000/float64(r.Nodes), s.PeakRSSMB, verbs(s.Requests), s.Writes)
+			fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.0f | %.2f | %s | %s | %d |\n", r.Nodes, s.Step, wall, s.WallSeconds*1000/float64(r.Nodes), s.PeakRSSMB, s.CPUSeconds, cpuText(s.ClusterCPU), verbs(s.Requests), s.Writes)
 		}
-		fmt.Fprintf(w, "| %d | cluster floor of the first apply | %.0f | %.2f | | | |\n", r.Nodes, r.FloorSeconds, r.FloorSeconds*1000/float64(r.Nodes))
+		fmt.Fprintf(w, "| %d | cluster floor of the first apply | %.0f | %.2f | | | | | |\n", r.Nodes, r.FloorSeconds, r.FloorSeconds*1000/float64(r.Nodes))
 	}
 	fmt.Fprintf(w, "\n| N | first apply: plan s | push s | objects and rollouts s | floor s | after push / floor | crane push s (same images, same parallelism) | push / crane |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range b.res.Scale {
