@@ -73,7 +73,7 @@ func (r *fakeRegistry) Publish(_ context.Context, ref string, img v1.Image, _ fu
 }
 
 // pushed puts the image of job into the registry, as an earlier push would have.
-func (r *fakeRegistry) pushed(t *testing.T, b *fakeBuilder, job image.Job) {
+func (r *fakeRegistry) pushed(t testing.TB, b *fakeBuilder, job image.Job) {
 	t.Helper()
 	img, ref, _, err := image.BuildTagged(context.Background(), b, job)
 	if err != nil {
