@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -112,5 +113,26 @@ func BenchmarkNoOpPlan(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/node")
 		})
+	}
+}
+
+// BenchmarkFirstApplySteps2000 builds the steps of a first apply of 2,000 nodes (10,000
+// creates): a lookup per node that scans every change makes it grow with the square.
+func BenchmarkFirstApplySteps2000(b *testing.B) {
+	g := benchGroup(b, 2000)
+	var jobs []image.Job
+	for _, nd := range g.Nodes {
+		jobs = append(jobs, image.Job{Name: nd.Name, Repository: "reg/scale/" + nd.Name, Source: image.Source{Rootfs: "one"}})
+	}
+	f := newFakeCluster()
+	bl, reg := &fakeBuilder{imgs: map[string]v1.Image{}}, &fakeRegistry{tags: map[string]v1.Hash{}}
+	tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{doc: &state.Document{Group: "scale"}}}
+	e := New(Options{Kube: f, Builder: bl, Publisher: reg, Parallelism: 10})
+	p, err := e.Plan(context.Background(), tgt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		plan.BuildSteps(p, g, func(*spec.Node) time.Duration { return time.Minute })
 	}
 }

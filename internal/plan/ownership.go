@@ -76,9 +76,11 @@ func (p *Plan) Blocked() error {
 }
 
 // NodeBlocked returns why apply must not roll out node, nil when nothing blocks it.
-func (p *Plan) NodeBlocked(node string) error {
-	np := p.Node(node)
-	if np == nil || node == "" {
+func (p *Plan) NodeBlocked(node string) error { return nodeBlocked(p.Node(node)) }
+
+// nodeBlocked is NodeBlocked of a node's plan, nil for none or the group's.
+func nodeBlocked(np *NodePlan) error {
+	if np == nil || np.Node == "" {
 		return nil
 	}
 	var why []string

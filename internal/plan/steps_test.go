@@ -316,3 +316,18 @@ func TestStepsJSON(t *testing.T) {
 		t.Errorf("steps after a JSON round trip (-want +got):\n%s", d)
 	}
 }
+
+// The index finds what Change finds, the first of two changes of one key included.
+func TestChangeIndexIsChange(t *testing.T) {
+	k := func(kind, name string) Key { return Key{Kind: kind, Namespace: "demo", Name: name} }
+	p := &Plan{Nodes: []NodePlan{
+		{Node: "web", Changes: []Change{{Key: k("Deployment", "web"), Action: Update}, {Key: k("Service", "web"), Action: Create}}},
+		{Node: "db", Changes: []Change{{Key: k("Deployment", "db"), Action: Create}, {Key: k("Service", "web"), Action: Delete}}},
+	}}
+	change := p.changeIndex()
+	for _, key := range []Key{k("Deployment", "web"), k("Service", "web"), k("Deployment", "db"), k("Deployment", "gone")} {
+		if got, want := change(key), p.Change(key); got != want {
+			t.Errorf("changeIndex(%s) = %p, Change = %p", key, got, want)
+		}
+	}
+}
