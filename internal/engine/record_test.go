@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -161,4 +164,39 @@ func TestRecorderRemovedFails(t *testing.T) {
 	store := &memStore{fail: true}
 	rec := newRecorder(store, &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"db": {}}})
 	requireStateWriteError(t, rec.removed(context.Background(), "db"), "after removing node db")
+}
+
+// Writes are spaced by the recorder's pace: the updates of many steps finishing within it go
+// out together, each returning only once a written document holds its change.
+func TestStateWritesArePaced(t *testing.T) {
+	store := &memStore{doc: &state.Document{Group: "demo"}}
+	r := newRecorder(store, &state.Document{Group: "demo"})
+	r.pace = 100 * time.Millisecond
+	ctx := context.Background()
+	if err := r.update(ctx, "first", func(d *state.Document) { nodeOf(d, "n0") }); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		name := fmt.Sprintf("n%d", i+1)
+		wg.Go(func() {
+			if err := r.update(ctx, "after "+name, func(d *state.Document) { nodeOf(d, name) }); err != nil {
+				t.Error(err)
+			}
+			// Returned: the store holds this node (read under the writers' lock).
+			r.wmu.Lock()
+			_, ok := store.doc.Nodes[name]
+			r.wmu.Unlock()
+			if !ok {
+				t.Errorf("update of %s returned before a write held it", name)
+			}
+		})
+	}
+	wg.Wait()
+	if store.writes > 3 {
+		t.Errorf("%d writes for 21 updates, 20 of them at once; want them paced into at most 3", store.writes)
+	}
+	if len(store.doc.Nodes) != 21 {
+		t.Errorf("the last document holds %d nodes, want 21", len(store.doc.Nodes))
+	}
 }
