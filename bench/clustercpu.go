@@ -16,27 +16,22 @@ import (
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat's times: 100 on Linux.
 const clockTicks = 100
 
-// clusterCPU reads the CPU (user + system, seconds) each running process of the dev cluster
-// has spent, by the component names of its pid files; nil when there is no dev cluster. A step's
-// share is the difference over it (cpuSince): what the API server, the registry, kwok and the
+// clusterCPU reads the CPU (user + system, seconds) each process of the dev cluster env has
+// spent, by the component names of its pid files; nil without a dev cluster. A step's share
+// is the difference over it (cpuSince): what the API server, the registry, kwok and the
 // controllers spent on the cores the measured command shares.
-func clusterCPU() map[string]float64 {
-	dir, err := devcluster.DefaultDir()
-	if err != nil {
+func clusterCPU(env *devcluster.Env) map[string]float64 {
+	if env == nil {
 		return nil
 	}
-	entries, err := os.ReadDir(filepath.Join(dir, "pids"))
-	if err != nil {
+	pids := env.PIDs()
+	if pids == nil {
 		return nil
 	}
 	out := map[string]float64{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, "pids", e.Name()))
-		if err != nil {
-			continue
-		}
-		if cpu, ok := processCPU(strings.TrimSpace(string(b))); ok {
-			out[e.Name()] = cpu
+	for name, pid := range pids {
+		if cpu, ok := processCPU(strconv.Itoa(pid)); ok {
+			out[name] = cpu
 		}
 	}
 	return out
@@ -114,13 +109,13 @@ func cpuText(m map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// settle waits, up to limit, until the dev cluster spends at most maxCores of CPU over a window
+// settle waits, up to limit, until the dev cluster env spends at most maxCores of CPU over a window
 // (its controllers and kwok finish the work a first apply gave them: at 1,000 nodes a plan
 // right after the apply took 2.5 s, 60 s later 1.5 s, issue 17), and returns how long it waited
 // and the cluster's last rate, cores. Without a dev cluster it returns at once.
-func settle(ctx context.Context, maxCores float64, window, limit time.Duration) (time.Duration, float64) {
+func settle(ctx context.Context, env *devcluster.Env, maxCores float64, window, limit time.Duration) (time.Duration, float64) {
 	start := time.Now()
-	prev := clusterCPU()
+	prev := clusterCPU(env)
 	if prev == nil {
 		return 0, 0
 	}
@@ -131,7 +126,7 @@ func settle(ctx context.Context, maxCores float64, window, limit time.Duration) 
 			return time.Since(start), rate
 		case <-time.After(window):
 		}
-		cur := clusterCPU()
+		cur := clusterCPU(env)
 		rate = 0
 		for _, s := range cpuSince(prev, cur) {
 			rate += s

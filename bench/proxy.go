@@ -44,10 +44,10 @@ func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin strin
 	s.Start, s.Log = t0, logf.Name()
 	// The kernel's high-water mark of the child's resident set (wait4's rusage): measured by
 	// the kernel over the whole run, so no sample can miss a peak.
-	cpu0 := clusterCPU()
+	cpu0 := clusterCPU(b.env)
 	s.PeakRSSMB, s.ParentRSSMB, s.CPUSeconds, err = runMeasured(cmd)
 	s.WallSeconds = time.Since(t0).Seconds()
-	s.ClusterCPU = cpuSince(cpu0, clusterCPU())
+	s.ClusterCPU = cpuSince(cpu0, clusterCPU(b.env))
 	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
 	if after, err := b.metrics(ctx); err == nil && merr == nil {
 		s.Cluster = map[string]int{}

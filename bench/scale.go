@@ -117,7 +117,7 @@ func (b *bench) scaleSize(ctx context.Context, root string, n int, profile bool)
 		}
 	}
 	// The no-op and the plan measure slipway, not the cluster's work after the first apply.
-	waited, rate := settle(ctx, settleCores, 5*time.Second, 3*time.Minute)
+	waited, rate := settle(ctx, b.env, settleCores, 5*time.Second, 3*time.Minute)
 	row.SettleSeconds, row.SettleCores = waited.Seconds(), rate
 	log.Printf("scale: the cluster settled to %.2f cores in %.0fs", rate, waited.Seconds())
 	noop := b.stepEnv(ctx, profEnv("noop-apply"), "slipway", "no-op apply", b.slipway, append([]string{"apply", "--yes"}, par...)...)

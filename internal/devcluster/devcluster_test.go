@@ -125,3 +125,21 @@ func TestFeatureGates(t *testing.T) {
 		})
 	}
 }
+
+// PIDs reads every pid file of the environment, by component, and leaves out one that holds
+// no number.
+func TestEnvPIDs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "pids"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"kube-apiserver": "123\n", "registry": "456\n", "broken": "x\n"} {
+		if err := os.WriteFile(filepath.Join(dir, "pids", name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := (&Env{Dir: dir}).PIDs()
+	if diff := cmp.Diff(map[string]int{"kube-apiserver": 123, "registry": 456}, got); diff != "" {
+		t.Errorf("PIDs() (-want +got):\n%s", diff)
+	}
+}

@@ -148,3 +148,20 @@ func spawn(exe string, args, extraEnv []string, logPath, dir string) (int, error
 	_ = cmd.Process.Release()
 	return pid, nil
 }
+
+// PIDs are the process IDs the environment recorded for its components (pids/<name>), by
+// name; a file that cannot be read is left out. For measuring what each process spends (the
+// bench): whether a PID still runs its component is for the caller to check.
+func (e *Env) PIDs() map[string]int {
+	entries, err := os.ReadDir(filepath.Join(e.Dir, "pids"))
+	if err != nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, en := range entries {
+		if pid, err := readPID(filepath.Join(e.Dir, "pids", en.Name())); err == nil {
+			out[en.Name()] = pid
+		}
+	}
+	return out
+}

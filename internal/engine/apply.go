@@ -67,26 +67,13 @@ type run struct {
 	rec  *recorder
 	w    deploymentWatch
 	objs *objectSet
-	// changes and nodes index p: a lookup per object must not scan every change (5,000 of
-	// them at 1,000 nodes).
-	changes map[plan.Key]*plan.Change
-	nodes   map[string]*plan.NodePlan
+	// ix indexes p: a lookup per object must not scan every change (5,000 of them at 1,000
+	// nodes).
+	ix *plan.Index
 }
 
 // change returns the plan's change of k, nil when k is unchanged.
-func (r *run) change(k plan.Key) *plan.Change { return r.changes[k] }
-
-// indexPlan fills r's indexes of its plan.
-func (r *run) indexPlan() {
-	r.changes, r.nodes = map[plan.Key]*plan.Change{}, map[string]*plan.NodePlan{}
-	for i := range r.p.Nodes {
-		np := &r.p.Nodes[i]
-		r.nodes[np.Node] = np
-		for j := range np.Changes {
-			r.changes[np.Changes[j].Key] = &np.Changes[j]
-		}
-	}
-}
+func (r *run) change(k plan.Key) *plan.Change { return r.ix.Change(k) }
 
 // nodeRun is one node's steps in progress: what a step hands on to the next.
 type nodeRun struct {
@@ -131,8 +118,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	rec.doc.Namespace = p.Namespace
 	rec.mu.Unlock()
 
-	r := &run{p: p, t: t, rec: rec, objs: objs}
-	r.indexPlan()
+	r := &run{p: p, t: t, rec: rec, objs: objs, ix: p.Index()}
 	// The namespace and default-deny, before any Deployment (FR-010).
 	for _, st := range steps.Before {
 		if err := e.runStep(ctx, &nodeRun{run: r}, st); err != nil {
@@ -261,7 +247,7 @@ func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps,
 // records the node in the state after its objects and at its end.
 func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 	nr := &nodeRun{run: r, node: r.t.Group.Node(ns.Node)}
-	if np := r.nodes[ns.Node]; np == nil || len(np.Changes) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
+	if np := r.ix.Node(ns.Node); np == nil || len(np.Changes) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
 		e.emit(event.Event{Node: ns.Node, Phase: event.PhaseUnchanged, Ready: 1, Desired: 1})
 		return e.recordNodeStep(ctx, r, nr.node, "for the unchanged objects")
 	}

@@ -27,17 +27,19 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 	var todo []*unstructured.Unstructured
 	immutable := map[plan.Key]string{}
 	for _, d := range desired {
-		if foreign[plan.KeyOf(d)] != nil {
+		k := plan.KeyOf(d)
+		if foreign[k] != nil {
 			continue // not slipway's: the plan shows a conflict, apply refuses it
 		}
-		if why := serviceTypeChange(d, live[plan.KeyOf(d)]); why != "" {
-			immutable[plan.KeyOf(d)] = why
+		l := live[k]
+		if why := serviceTypeChange(d, l); why != "" {
+			immutable[k] = why
 			continue
 		}
-		if l := live[plan.KeyOf(d)]; l == nil || !plan.Subset(d.Object, l.Object) {
+		if l == nil || !plan.Subset(d.Object, l.Object) {
 			todo = append(todo, d)
 		} else if unchanged != nil {
-			unchanged[plan.KeyOf(d)] = true
+			unchanged[k] = true
 		}
 	}
 	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: immutable}

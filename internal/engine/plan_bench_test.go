@@ -66,6 +66,31 @@ func BenchmarkDesiredObjects1000(b *testing.B) {
 	}
 }
 
+// benchFirstPlan is an engine on the fake cluster, a target of n nodes in the bench's shape
+// (benchGroup), and its first plan; the images are in the registry already when pushed.
+func benchFirstPlan(b *testing.B, n int, pushed bool) (*Engine, Target, *fakeCluster, *plan.Plan) {
+	b.Helper()
+	g := benchGroup(b, n)
+	var jobs []image.Job
+	for _, nd := range g.Nodes {
+		jobs = append(jobs, image.Job{Name: nd.Name, Repository: "reg/scale/" + nd.Name, Source: image.Source{Rootfs: "one"}})
+	}
+	f := newFakeCluster()
+	bl, reg := &fakeBuilder{imgs: map[string]v1.Image{}}, &fakeRegistry{tags: map[string]v1.Hash{}}
+	if pushed {
+		for _, j := range jobs {
+			reg.pushed(b, bl, j)
+		}
+	}
+	tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{doc: &state.Document{Group: "scale"}}}
+	e := New(Options{Kube: f, Builder: bl, Publisher: reg, Parallelism: 10})
+	p, err := e.Plan(context.Background(), tgt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e, tgt, f, p
+}
+
 // BenchmarkNoOpPlan is a plan of n unchanged nodes against the fake cluster: the engine's and
 // the plan's own share of a no-op, without the API server, the registry or the disk. ns/op
 // per node at 1,000 and 2,000 says whether that share grows faster than the group.
@@ -73,22 +98,7 @@ func BenchmarkNoOpPlan(b *testing.B) {
 	for _, n := range []int{1000, 2000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			ctx := context.Background()
-			g := benchGroup(b, n)
-			var jobs []image.Job
-			for _, nd := range g.Nodes {
-				jobs = append(jobs, image.Job{Name: nd.Name, Repository: "reg/scale/" + nd.Name, Source: image.Source{Rootfs: "one"}})
-			}
-			f := newFakeCluster()
-			bl, reg := &fakeBuilder{imgs: map[string]v1.Image{}}, &fakeRegistry{tags: map[string]v1.Hash{}}
-			for _, j := range jobs {
-				reg.pushed(b, bl, j)
-			}
-			tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{doc: &state.Document{Group: "scale"}}}
-			e := New(Options{Kube: f, Builder: bl, Publisher: reg, Parallelism: 10})
-			p, err := e.Plan(ctx, tgt)
-			if err != nil {
-				b.Fatal(err)
-			}
+			e, tgt, f, p := benchFirstPlan(b, n, true)
 			for _, d := range p.Desired {
 				if _, err := f.Apply(ctx, d, applyOptions()); err != nil {
 					b.Fatal(err)
@@ -119,20 +129,8 @@ func BenchmarkNoOpPlan(b *testing.B) {
 // BenchmarkFirstApplySteps2000 builds the steps of a first apply of 2,000 nodes (10,000
 // creates): a lookup per node that scans every change makes it grow with the square.
 func BenchmarkFirstApplySteps2000(b *testing.B) {
-	g := benchGroup(b, 2000)
-	var jobs []image.Job
-	for _, nd := range g.Nodes {
-		jobs = append(jobs, image.Job{Name: nd.Name, Repository: "reg/scale/" + nd.Name, Source: image.Source{Rootfs: "one"}})
-	}
-	f := newFakeCluster()
-	bl, reg := &fakeBuilder{imgs: map[string]v1.Image{}}, &fakeRegistry{tags: map[string]v1.Hash{}}
-	tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{doc: &state.Document{Group: "scale"}}}
-	e := New(Options{Kube: f, Builder: bl, Publisher: reg, Parallelism: 10})
-	p, err := e.Plan(context.Background(), tgt)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, tgt, _, p := benchFirstPlan(b, 2000, false)
 	for b.Loop() {
-		plan.BuildSteps(p, g, func(*spec.Node) time.Duration { return time.Minute })
+		plan.BuildSteps(p, tgt.Group, func(*spec.Node) time.Duration { return time.Minute })
 	}
 }

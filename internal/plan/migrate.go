@@ -24,7 +24,7 @@ type Copy struct {
 // rolls out, and a copy left held after its migration ran ready (SPEC §6a). A node created in
 // this run has no data to copy: its version is recorded when it runs ready.
 func addMigrations(p *Plan, in Input) {
-	change := p.changeIndex()
+	ix := p.Index()
 	for i := range p.Nodes {
 		np := &p.Nodes[i]
 		want, ok := in.Versions[np.Node]
@@ -32,7 +32,7 @@ func addMigrations(p *Plan, in Input) {
 			continue
 		}
 		had := in.StateVersions[np.Node]
-		c := change(Key{Kind: "Deployment", Namespace: in.Namespace, Name: np.Node})
+		c := ix.Change(Key{Kind: "Deployment", Namespace: in.Namespace, Name: np.Node})
 		if want != "" && want != had && c != nil && c.Action == Update {
 			np.Migration = &Migration{From: had, To: want}
 		}

@@ -186,18 +186,12 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 			s.Before = append(s.Before, Step{Kind: StepApplyObjects, Objects: keys})
 		}
 	}
-	change, images := p.changeIndex(), imagesByNode(p)
-	nodes := map[string]*NodePlan{}
-	for i := range p.Nodes {
-		if nodes[p.Nodes[i].Node] == nil { // the first, as p.Node finds it
-			nodes[p.Nodes[i].Node] = &p.Nodes[i]
-		}
-	}
+	ix, images := p.Index(), imagesByNode(p)
 	for _, n := range g.Nodes {
 		ns := NodeSteps{Node: n.Name}
 		// A node with an object being deleted by someone else fails without a step.
-		if np := nodes[n.Name]; nodeBlocked(np) == nil {
-			ns.Steps = nodeSteps(p, g, n, limit(n), np, change, images[n.Name])
+		if np := ix.Node(n.Name); nodeBlocked(np) == nil {
+			ns.Steps = nodeSteps(p, g, n, limit(n), np, ix, images[n.Name])
 		}
 		s.Nodes = append(s.Nodes, ns)
 	}
@@ -225,8 +219,8 @@ func imagesByNode(p *Plan) map[string][]Image {
 }
 
 // nodeSteps are the steps of one node of the group file (SPEC §6 steps 1–8): np is its plan
-// (nil: no change), change looks a change of p up, images are the node's.
-func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration, np *NodePlan, change func(Key) *Change, images []Image) []Step {
+// (nil: no change), ix indexes p, images are the node's.
+func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration, np *NodePlan, ix *Index, images []Image) []Step {
 	var out []Step
 	for _, im := range images {
 		if im.Push {
@@ -240,7 +234,7 @@ func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration, np *No
 		out = append(out, Step{Kind: StepRetireDNS, Node: n.Name, Records: rs})
 	}
 	if len(np.Changes) > 0 {
-		out = append(out, objectSteps(p, g, n, np, limit, change)...)
+		out = append(out, objectSteps(p, g, n, np, limit, ix)...)
 	} else if np.RemoveCopy != nil {
 		out = append(out, removeCopy(p.Namespace, n.Name, np.RemoveCopy.To, limit))
 	}
@@ -252,7 +246,7 @@ func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration, np *No
 
 // objectSteps are the steps of a node's changed objects: policies and Services, roles
 // stopped, the Deployment and its rollout, roles started, leftovers pruned.
-func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.Duration, change func(Key) *Change) []Step {
+func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.Duration, ix *Index) []Step {
 	var out []Step
 	if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" }); len(keys) > 0 {
 		out = append(out, Step{Kind: StepApplyObjects, Node: n.Name, Objects: keys})
@@ -261,14 +255,14 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 	roleKey := func(r *spec.Role) Key {
 		return Key{Kind: "Deployment", Namespace: p.Namespace, Name: spec.RoleObjectName(n.Name, r.Name)}
 	}
-	main := change(mainKey)
+	main := ix.Change(mainKey)
 	if np.RemoveCopy != nil {
 		// Before the rollout: a migration in this run must not keep it as its backup.
 		out = append(out, removeCopy(p.Namespace, n.Name, np.RemoveCopy.To, limit))
 	}
 	addr := addressSteps(p, g, n)
 	out = append(out, addr.before...)
-	stopped := stoppedRoles(n, main, roleKey, change)
+	stopped := stoppedRoles(n, main, roleKey, ix)
 	for _, r := range stopped {
 		k := roleKey(n.Role(r))
 		out = append(out, Step{Kind: StepStopRole, Node: n.Name, Role: r, Object: &k})
@@ -294,7 +288,7 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 	// readiness is awaited first.
 	var starts []Step
 	for _, r := range n.Roles {
-		rc := change(roleKey(r))
+		rc := ix.Change(roleKey(r))
 		if rc == nil && !slices.Contains(stopped, r.Name) {
 			continue
 		}
@@ -323,11 +317,11 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 // the node's image when its pod template changes (any change, not only the image: a role must
 // never run beside a node it does not match), and a service role whose own template changes.
 // A role created in this run has nothing running to stop.
-func stoppedRoles(n *spec.Node, main *Change, roleKey func(*spec.Role) Key, change func(Key) *Change) []string {
+func stoppedRoles(n *spec.Node, main *Change, roleKey func(*spec.Role) Key, ix *Index) []string {
 	templateChanges := main != nil && main.Action != Create && diffTouches(main.Diff, "spec.template.")
 	var stopped []string
 	for _, r := range n.Roles {
-		rc := change(roleKey(r))
+		rc := ix.Change(roleKey(r))
 		if rc != nil && rc.Action == Create {
 			continue
 		}

@@ -324,10 +324,15 @@ func TestChangeIndexIsChange(t *testing.T) {
 		{Node: "web", Changes: []Change{{Key: k("Deployment", "web"), Action: Update}, {Key: k("Service", "web"), Action: Create}}},
 		{Node: "db", Changes: []Change{{Key: k("Deployment", "db"), Action: Create}, {Key: k("Service", "web"), Action: Delete}}},
 	}}
-	change := p.changeIndex()
+	ix := p.Index()
 	for _, key := range []Key{k("Deployment", "web"), k("Service", "web"), k("Deployment", "db"), k("Deployment", "gone")} {
-		if got, want := change(key), p.Change(key); got != want {
-			t.Errorf("changeIndex(%s) = %p, Change = %p", key, got, want)
+		if got, want := ix.Change(key), p.Change(key); got != want {
+			t.Errorf("Index().Change(%s) = %p, Change = %p", key, got, want)
+		}
+	}
+	for _, name := range []string{"web", "db", "gone"} {
+		if got, want := ix.Node(name), p.Node(name); got != want {
+			t.Errorf("Index().Node(%s) = %p, Node = %p", name, got, want)
 		}
 	}
 }
