@@ -46,7 +46,7 @@ func TestKwokConfigExcludesOutcomesFromPodReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"operator: NotIn", "- never-ready", "- crashloop", "- pull-error", "name: slipway-never-ready", "name: slipway-crashloop", "name: slipway-pull-error", "reason: CrashLoopBackOff", "reason: ErrImagePull", "reason: ImagePullBackOff"} {
+	for _, want := range []string{"operator: NotIn", "- never-ready", "- crashloop", "- pull-error", "name: slipway-pvc-provision", "pv.kubernetes.io/provisioned-by", "name: slipway-never-ready", "name: slipway-crashloop", "name: slipway-pull-error", "reason: CrashLoopBackOff", "reason: ErrImagePull", "reason: ImagePullBackOff"} {
 		if !strings.Contains(string(cfg), want) {
 			t.Errorf("kwok config lacks %q", want)
 		}

@@ -122,6 +122,19 @@ func TestDeploymentWithClaimBecomesReady(t *testing.T) {
 		}
 		return p.Status.Phase == corev1.ClaimBound, string(p.Status.Phase)
 	})
+	// kwok provisions the volume (pre-bound to the claim); the PV controller binds both.
+	p, err := c.Clientset.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "web-state", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, err := c.Clientset.CoreV1().PersistentVolumes().Get(ctx, p.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("volume of claim web-state: %v", err)
+	}
+	if pv.Status.Phase != corev1.VolumeBound || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != p.UID ||
+		pv.Annotations["pv.kubernetes.io/provisioned-by"] != "kwok.x-k8s.io/volume" {
+		t.Errorf("volume %s: phase %s, claimRef %+v, annotations %v; want Bound to claim %s, provisioned by kwok", pv.Name, pv.Status.Phase, pv.Spec.ClaimRef, pv.Annotations, p.UID)
+	}
 	devtest.WaitFor(t, 60*time.Second, "deployment web ready", func() (bool, string) {
 		d, err := c.Clientset.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {

@@ -184,9 +184,13 @@ func stopDNS(dir string) bool {
 	return true
 }
 
-// ensureExtras starts the parts of the dev environment that are not the cluster itself (the
-// DNS server), and records them in cluster.json.
+// ensureExtras brings kwok's stages up to this slipway's and starts the parts of the dev
+// environment that are not the cluster itself (the DNS server), and records them in
+// cluster.json.
 func (e *Env) ensureExtras(ctx context.Context, progress io.Writer) error {
+	if err := e.ensureKwokConfig(ctx, progress); err != nil {
+		return err
+	}
 	changed, err := e.ensureDNS(ctx, progress)
 	if err != nil || !changed {
 		return err

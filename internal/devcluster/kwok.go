@@ -13,16 +13,15 @@ import (
 
 // stockStages are the stage files of the kwok module that the dev cluster runs with: nodes
 // become Ready and keep a Lease (without the heartbeat the node controller marks them NotReady
-// after 40 s), pods become Ready and go away when deleted, claims get bound volumes.
+// after 40 s), pods become Ready and go away when deleted, released volumes go. Claims get
+// their volumes from provisionStage instead of the stock pvc-provision and pv-bind.
 var stockStages = []string{
 	"node/fast/node-initialize.yaml",
 	"node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
 	"pod/fast/pod-ready.yaml",
 	"pod/fast/pod-complete.yaml",
 	"pod/fast/pod-delete.yaml",
-	"volume/fast/pv-bind.yaml",
 	"volume/fast/pv-delete.yaml",
-	"volume/fast/pvc-provision.yaml",
 	"volume/fast/pvc-delete.yaml",
 }
 
@@ -66,7 +65,7 @@ func ensureStages(ctx context.Context, cache string) (string, error) {
 }
 
 // kwokConfig returns kwok's --config: every stock stage (pod-ready narrowed to pods without a
-// simulated outcome) plus one stage per outcome.
+// simulated outcome), the provisioner, and one stage per outcome.
 func kwokConfig(stagesDir string) ([]byte, error) {
 	var docs [][]byte
 	for _, s := range stockStages {
@@ -81,6 +80,7 @@ func kwokConfig(stagesDir string) ([]byte, error) {
 		}
 		docs = append(docs, bytes.TrimSpace(b))
 	}
+	docs = append(docs, bytes.TrimSpace([]byte(provisionStage)))
 	for _, s := range outcomeStages {
 		docs = append(docs, bytes.TrimSpace([]byte(s.yaml())))
 	}
