@@ -1,15 +1,5 @@
 package devcluster
 
-import (
-	"bytes"
-	"context"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"time"
-)
-
 // provisionStage makes kwok the StorageClass's external provisioner and nothing more: for a
 // claim the PV controller has handed to it (the volume.kubernetes.io/storage-provisioner
 // annotation, as a real CSI provisioner waits for), it creates one PersistentVolume pre-bound
@@ -72,29 +62,3 @@ spec:
             path: /tmp/kwok-local-path-provisioner/pvc-{{ .metadata.uid }}
             type: DirectoryOrCreate
 `
-
-// ensureKwokConfig restarts kwok on a running cluster whose kwok config is not this slipway's
-// (kwok keeps no state: the nodes' leases and the objects' statuses are in the API server), so
-// a change of the simulation reaches a cluster started by an older slipway without stopping it.
-func (e *Env) ensureKwokConfig(ctx context.Context, progress io.Writer) error {
-	cache, err := CacheDir()
-	if err != nil {
-		return err
-	}
-	stages, err := ensureStages(ctx, cache)
-	if err != nil {
-		return err
-	}
-	want, err := kwokConfig(stages)
-	if err != nil {
-		return err
-	}
-	if have, err := os.ReadFile(filepath.Join(e.Dir, "kwok.yaml")); err == nil && bytes.Equal(have, want) {
-		return nil
-	}
-	fmt.Fprintln(progress, "dev: restarting kwok with this slipway's stages")
-	if pid, err := readPID(filepath.Join(e.Dir, "pids", "kwok")); err == nil && ourProcess(pid, e.BinDir) {
-		stopPID(pid, 5*time.Second)
-	}
-	return e.startKwok(stages)
-}

@@ -1,0 +1,67 @@
+package devcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ensureKwokConfig restarts kwok on a running cluster whose kwok config is not this slipway's
+// (kwok keeps no state: the nodes' leases and the objects' statuses are in the API server), so
+// a change of the simulation reaches a cluster started by an older slipway without stopping it.
+func (e *Env) ensureKwokConfig(ctx context.Context, progress io.Writer) error {
+	cache, err := CacheDir()
+	if err != nil {
+		return err
+	}
+	stages, err := ensureStages(ctx, cache)
+	if err != nil {
+		return err
+	}
+	want, err := kwokConfig(stages)
+	if err != nil {
+		return err
+	}
+	if have, err := os.ReadFile(filepath.Join(e.Dir, "kwok.yaml")); err == nil && bytes.Equal(have, want) {
+		return nil
+	}
+	fmt.Fprintln(progress, "dev: restarting kwok with this slipway's stages")
+	if pid, err := readPID(filepath.Join(e.Dir, "pids", "kwok")); err == nil && ourProcess(pid, e.BinDir) {
+		stopPID(pid, 5*time.Second)
+	}
+	return e.startKwok(stages)
+}
+
+// ensureControllers restarts, on a running cluster, each controller whose process runs with
+// other flags than this slipway gives it.
+func (e *Env) ensureControllers(progress io.Writer) error {
+	for _, c := range e.controllers() {
+		pid, err := readPID(filepath.Join(e.Dir, "pids", c.name))
+		if err != nil || !ourProcess(pid, e.BinDir) {
+			continue // not ours to restart: the health check speaks for a missing one
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || runsWith(b, c.args) {
+			continue
+		}
+		fmt.Fprintf(progress, "dev: restarting %s with this slipway's flags\n", c.name)
+		stopPID(pid, 10*time.Second)
+		if _, err := e.startProcess(c.name, c.args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runsWith reports whether a /proc/<pid>/cmdline (NUL-separated, the executable first) holds
+// exactly args after the executable.
+func runsWith(cmdline []byte, args []string) bool {
+	have := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	return len(have) > 0 && slices.Equal(have[1:], args)
+}
