@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
@@ -26,18 +27,33 @@ type waitFor struct {
 	check  func(status.Input) status.Result
 }
 
+// waitTick is how often a wait checks again with nothing changed; a variable for the tests.
+var waitTick = time.Second
+
 // wait follows f.key in the watch cache until f.check says Ready or Failed, ctx ends, or the
 // limit passes.
 func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.Result {
 	k := f.key
 	var last status.Result
-	tick := time.NewTicker(time.Second) // time passes even when nothing changes: limits, grace
+	tick := time.NewTicker(waitTick) // time passes even when nothing changes: limits, grace
 	defer tick.Stop()
+	var (
+		dep   *appsv1.Deployment
+		rss   []*appsv1.ReplicaSet
+		pods  []*corev1.Pod
+		evs   []*corev1.Event
+		fetch = true
+	)
 	for {
 		changed := w.Changed(k.Name)
-		dep, rss, pods, evs := w.Deployment(k.Namespace, k.Name)
-		if dep != nil && dep.Generation < f.minGen {
-			dep = nil // not seen yet: progressing until the limit
+		if fetch {
+			// A tick with nothing changed checks the same copies at a later time: copying
+			// every waiting node's objects once a second was most of what a first apply of
+			// 200 nodes spent waiting (issue 17). check only reads them.
+			dep, rss, pods, evs = w.Deployment(k.Namespace, k.Name)
+			if dep != nil && dep.Generation < f.minGen {
+				dep = nil // not seen yet: progressing until the limit
+			}
 		}
 		res := f.check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
 			Now: time.Now(), Since: f.since, Limit: f.limit})
@@ -50,7 +66,16 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.
 		}
 		select {
 		case <-changed:
+			fetch = true
 		case <-tick.C:
+			// Both may be ready: a change the select passed over must not be lost with
+			// its channel.
+			select {
+			case <-changed:
+				fetch = true
+			default:
+				fetch = false
+			}
 		case <-ctx.Done():
 			return status.Result{Phase: status.Failed, Reason: "Interrupted", Message: k.String() + ": interrupted while waiting for the rollout"}
 		}
