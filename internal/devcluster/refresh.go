@@ -65,3 +65,22 @@ func runsWith(cmdline []byte, args []string) bool {
 	have := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
 	return len(have) > 0 && slices.Equal(have[1:], args)
 }
+
+// ensureRegistryConfig restarts the registry of a running cluster whose configuration is not
+// this slipway's; what it stores is on disk, and its address stays.
+func (e *Env) ensureRegistryConfig(ctx context.Context, progress io.Writer) error {
+	want := e.registryConfig()
+	if have, err := os.ReadFile(filepath.Join(e.Dir, "registry.yaml")); err == nil && bytes.Equal(have, want) {
+		return nil
+	}
+	pid, err := readPID(filepath.Join(e.Dir, "pids", "registry"))
+	if err != nil || !ourProcess(pid, e.BinDir) {
+		return nil // not ours to restart: the health check speaks for a missing one
+	}
+	fmt.Fprintln(progress, "dev: restarting the registry with this slipway's configuration")
+	stopPID(pid, 10*time.Second)
+	if err := e.startRegistry(); err != nil {
+		return err
+	}
+	return e.waitHTTP(ctx, "registry", "http://"+e.Registry+"/v2/", time.Minute)
+}
