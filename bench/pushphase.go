@@ -180,5 +180,5 @@ func (b *bench) cranePhase(ctx context.Context, n, parallelism int) *CranePush {
 }
 
 // defaultParallelism is how many images slipway pushes at a time when --parallelism is not
-// given (internal/cli's defaultNewNodes); with it, --parallelism.
-const defaultParallelism = 200
+// given (internal/cli's defaultPushes); with it, --parallelism.
+const defaultParallelism = 32

@@ -182,7 +182,7 @@ func NewRoot() *cobra.Command {
 	f.StringVar(&g.State, "state", "", "state backend URL: file://PATH, kubernetes://NAMESPACE, http(s)://… (env SLIPWAY_STATE)")
 	f.DurationVar(&g.StateTimeout, "state-timeout", state.DefaultRequestTimeout, "time limit of each request to an HTTP state server (0: none)")
 	f.DurationVar(&g.Timeout, "timeout", 0, "rollout time limit of a node, overriding the file's rolloutTimeout (default "+spec.DefaultRolloutTimeout.String()+")")
-	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time; when not given, nodes deployed for the first time, and pushes, go "+strconv.Itoa(defaultNewNodes)+" at a time")
+	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time; when not given, nodes deployed for the first time go "+strconv.Itoa(defaultNewNodes)+" at a time, pushes "+strconv.Itoa(defaultPushes))
 	f.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&g.NoColor, "no-color", false, "no colours in the plan on a terminal (also env NO_COLOR)")
 

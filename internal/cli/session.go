@@ -56,11 +56,16 @@ func (g *Globals) needRegistry() (string, error) {
 	return r, nil
 }
 
-// defaultNewNodes bounds the nodes deployed for the first time, and the pushes, when
-// --parallelism is not given: a node with no Deployment yet has nothing to roll back, and at
-// 200 nodes pacing them 10 at a time kept the first apply 1.3 × above the cluster's floor
-// (issue 17). Their object applies stay 10 at a time (engine.Options.NewNodes).
+// defaultNewNodes bounds the nodes deployed for the first time when --parallelism is not
+// given: a node with no Deployment yet has nothing to roll back, and at 200 nodes pacing them
+// 10 at a time kept the first apply 1.3 × above the cluster's floor (issue 17). Their object
+// applies stay 10 at a time (engine.Options.NewNodes).
 const defaultNewNodes = 200
+
+// defaultPushes bounds the images pushed at a time when --parallelism is not given. A node's
+// objects go as soon as its own images are pushed, so the pushes go fewer at a time than the
+// new nodes: the first nodes reach the cluster while the others push (engine.Options.Pushes).
+const defaultPushes = 32
 
 // openSession loads the group file and connects. withImages is false for verbs that never
 // build or push (destroy, suspend, resume, status).
@@ -88,7 +93,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 		Emit: s.printer.Event,
 	}
 	if !g.parallelismSet {
-		o.NewNodes = defaultNewNodes
+		o.NewNodes, o.Pushes = defaultNewNodes, defaultPushes
 	}
 	if withImages {
 		opts := g.imageOptions()

@@ -43,6 +43,12 @@ func (f *failures) set(node string, err error) {
 	f.m[node] = err
 }
 
+func (f *failures) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m)
+}
+
 func (f *failures) get(node string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -85,10 +91,10 @@ type nodeRun struct {
 	address []string
 }
 
-// Apply carries out p (SPEC §6) by running its steps (plan.BuildSteps): every node's pushes
-// first, then the group's objects, then each node's steps in order, Parallelism nodes at a
-// time, then the nodes that left the group. A failed node does not stop the others. The
-// error joins every NodeError.
+// Apply carries out p (SPEC §6) by running its steps (plan.BuildSteps): the pushes, in the
+// background; once one image is pushed, the group's objects; then each node's steps in order,
+// Parallelism nodes at a time, each once its own images are pushed; then the nodes that left
+// the group. A failed node does not stop the others. The error joins every NodeError.
 //
 // Apply takes the plan's objects: p.Desired is nil once it has begun, and each node's objects
 // are dropped when its steps are done, so that memory follows the nodes still to go.
@@ -107,9 +113,17 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	// Built again rather than read from a saved plan: the limits are this run's (--timeout).
 	steps := plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	failed := &failures{m: e.blockedNodes(p)}
-	e.pushAll(ctx, p, steps, failed)
-	if len(failed.m) > 0 && len(failed.m) >= len(t.Group.Nodes) {
-		return failed.err()
+	pushes := e.startPushes(ctx, p, steps, failed)
+	defer func() { <-pushes.all }() // no push outlives the apply
+	// The cluster changes once one image is in the registry: with every push failing, it is
+	// left as it was.
+	<-pushes.first
+	select {
+	case <-pushes.all:
+		if n := failed.count(); n > 0 && n >= len(t.Group.Nodes) {
+			return failed.err()
+		}
+	default: // one push is done: the others go on beside the cluster's changes
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("apply interrupted before any change to the cluster: %w", err)
@@ -130,7 +144,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 		return err
 	}
 	defer r.w.Stop()
-	e.runNodes(ctx, r, steps.Nodes, failed)
+	e.runNodes(ctx, r, steps.Nodes, pushes, failed)
 	parallel.ForEach(e.o.Parallelism, steps.After, func(st plan.Step) {
 		if ctx.Err() != nil {
 			return
@@ -198,7 +212,7 @@ func stateLags(doc *state.Document, p *plan.Plan, t Target) bool {
 
 // runNodes runs the steps of every node not failed yet: the nodes deployed for the first time
 // NewNodes at a time, the others Parallelism at a time, both at once.
-func (e *Engine) runNodes(ctx context.Context, r *run, nodes []plan.NodeSteps, failed *failures) {
+func (e *Engine) runNodes(ctx context.Context, r *run, nodes []plan.NodeSteps, pushes *pushRun, failed *failures) {
 	var todo []plan.NodeSteps
 	for _, ns := range nodes {
 		if failed.get(ns.Node) == nil {
@@ -207,8 +221,8 @@ func (e *Engine) runNodes(ctx context.Context, r *run, nodes []plan.NodeSteps, f
 	}
 	fresh, todo := splitNew(r, todo)
 	var wg sync.WaitGroup
-	wg.Go(func() { e.runNodesOf(ctx, r, fresh, max(e.o.NewNodes, e.o.Parallelism), failed) })
-	e.runNodesOf(ctx, r, todo, e.o.Parallelism, failed)
+	wg.Go(func() { e.runNodesOf(ctx, r, fresh, max(e.o.NewNodes, e.o.Parallelism), pushes, failed) })
+	e.runNodesOf(ctx, r, todo, e.o.Parallelism, pushes, failed)
 	wg.Wait()
 }
 
@@ -226,9 +240,13 @@ func splitNew(r *run, nodes []plan.NodeSteps) (fresh, others []plan.NodeSteps) {
 	return fresh, others
 }
 
-// runNodesOf runs the steps of nodes, parallelism at a time.
-func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps, parallelism int, failed *failures) {
+// runNodesOf runs the steps of nodes, parallelism at a time, each once its pushes are done.
+func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps, parallelism int, pushes *pushRun, failed *failures) {
 	parallel.ForEach(parallelism, nodes, func(ns plan.NodeSteps) {
+		pushes.wait(ctx, ns.Node)
+		if failed.get(ns.Node) != nil {
+			return // its push failed, and said so: nothing of it changes
+		}
 		if ctx.Err() != nil {
 			// Interrupted: nodes not started stay as they are; the next apply converges.
 			failed.set(ns.Node, fmt.Errorf("not started: %w", ctx.Err()))
@@ -243,7 +261,7 @@ func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps,
 	})
 }
 
-// runNode runs one node's steps in order (SPEC §6 steps 2–8; its pushes ran already), and
+// runNode runs one node's steps in order (SPEC §6 steps 2–8; its pushes are done), and
 // records the node in the state after its objects and at its end.
 func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 	nr := &nodeRun{run: r, node: r.t.Group.Node(ns.Node)}

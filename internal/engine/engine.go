@@ -35,6 +35,10 @@ type Options struct {
 	// so do the object applies themselves: 200 Services created at once contend for the
 	// cluster's IP and port allocators until the API server times them out.
 	NewNodes int
+	// Pushes, when set, bounds the images pushed at a time; else max(NewNodes, Parallelism).
+	// A node's objects go as soon as its own images are pushed, so fewer pushes at a time
+	// than new nodes let the first nodes' objects reach the cluster while the others push.
+	Pushes int
 	// Timeout, when set, overrides every node's rolloutTimeout (--timeout).
 	Timeout time.Duration
 	// Emit receives events; it must be safe for concurrent use. nil discards them.

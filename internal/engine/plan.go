@@ -237,6 +237,7 @@ func desiredObjects(t Target, images []plan.Image, ids, versions map[string]stri
 	parallel.ForEach(chunks, parallel.Indexes(chunks), func(c int) {
 		for i := c; i < len(objs); i += chunks {
 			u, err := kube.ToUnstructured(objs[i])
+			objs[i] = nil // converted: the typed object can go while the others convert
 			if err != nil {
 				errs[i] = err
 				continue

@@ -3,30 +3,79 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 )
 
-// pushAll runs the push steps of every node not failed yet, before anything of the cluster
-// changes: a push that fails stops its node, and with every push failing the cluster is left
-// exactly as it was.
-func (e *Engine) pushAll(ctx context.Context, p *plan.Plan, steps *plan.Steps, failed *failures) {
+// pushRun pushes the images of every node in the background, a node's own pushes before
+// anything of that node changes in the cluster (SPEC §6 step 1): a node waits for its pushes
+// (wait), not for every node's. The first apply of 200 nodes spent 4.2 s pushing before its
+// first object, while the cluster, whose claims bind one at a time, sat idle (issue 17).
+type pushRun struct {
+	nodes map[string]chan struct{} // closed once the node's pushes are done, failed or not
+	// first is closed at the first push that succeeds, or once every push is done: with
+	// every push failing, the cluster is left exactly as it was.
+	first chan struct{}
+	all   chan struct{} // closed once every push is done
+	once  sync.Once
+}
+
+// startPushes starts the push steps of every node not failed yet, Pushes at a time in the
+// group file's order; a push that fails fails its node.
+func (e *Engine) startPushes(ctx context.Context, p *plan.Plan, steps *plan.Steps, failed *failures) *pushRun {
+	pr := &pushRun{nodes: map[string]chan struct{}{}, first: make(chan struct{}), all: make(chan struct{})}
 	var pushes []plan.Step
+	left := map[string]int{}
 	for _, ns := range steps.Nodes {
 		for _, st := range ns.Steps {
 			if st.Kind == plan.StepPush && failed.get(st.Node) == nil {
 				pushes = append(pushes, st)
+				left[st.Node]++
+				pr.nodes[st.Node] = make(chan struct{})
 			}
 		}
 	}
-	parallel.ForEach(max(e.o.NewNodes, e.o.Parallelism), pushes, func(st plan.Step) {
-		if err := e.push(ctx, st, planDigest(p, st.ImageName)); err != nil {
-			failed.add(st.Node, err)
-			e.emit(event.Event{Node: st.Node, Phase: event.PhaseFailed, Message: err.Error()})
+	var mu sync.Mutex
+	go func() {
+		defer close(pr.all)
+		defer pr.once.Do(func() { close(pr.first) })
+		parallel.ForEach(e.pushes(), pushes, func(st plan.Step) {
+			err := e.push(ctx, st, planDigest(p, st.ImageName))
+			if err != nil {
+				failed.add(st.Node, err)
+				e.emit(event.Event{Node: st.Node, Phase: event.PhaseFailed, Message: err.Error()})
+			} else {
+				pr.once.Do(func() { close(pr.first) })
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if left[st.Node]--; left[st.Node] == 0 {
+				close(pr.nodes[st.Node])
+			}
+		})
+	}()
+	return pr
+}
+
+// pushes is how many images go at a time.
+func (e *Engine) pushes() int {
+	if e.o.Pushes > 0 {
+		return e.o.Pushes
+	}
+	return max(e.o.NewNodes, e.o.Parallelism)
+}
+
+// wait returns once node's pushes are done, or ctx ends.
+func (pr *pushRun) wait(ctx context.Context, node string) {
+	if ch := pr.nodes[node]; ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
 		}
-	})
+	}
 }
 
 // push pushes the image of a push step and checks the registry stored want, the digest the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,6 +109,11 @@ func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk 
 		u := &unstructured.Unstructured{Object: m}
 		u.SetGroupVersionKind(gvk)
 		out = append(out, u)
+		// The typed item is done with: zeroed, what it points to (its strings, maps and
+		// slices) can go while the next ones convert, rather than once the whole list has.
+		if v := reflect.ValueOf(it); v.Kind() == reflect.Pointer && !v.IsNil() {
+			v.Elem().SetZero()
+		}
 	}
 	return out, nil
 }

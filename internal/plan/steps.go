@@ -139,9 +139,10 @@ type NodeSteps struct {
 	Steps []Step `json:"steps"`
 }
 
-// Steps is everything apply does, in the order it does it: the pushes of every node first (a
-// failed push stops its node before the cluster changes), then Before, then each node's other
-// steps (nodes in parallel), then After.
+// Steps is everything apply does, in the order it does it: a node's pushes before its other
+// steps (a failed push stops its node before anything of it changes in the cluster), Before
+// once one push is done (with every push failing, the cluster is left as it was), then each
+// node's other steps (nodes in parallel), then After.
 type Steps struct {
 	Before []Step      `json:"before,omitempty"` // the group's namespace and default-deny policy
 	Nodes  []NodeSteps `json:"nodes"`            // every node of the group file, in its order
