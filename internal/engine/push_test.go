@@ -85,7 +85,6 @@ func pushPlan(t *testing.T, reg *gatedRegistry, nodes ...string) (*Engine, *plan
 	return e, p, Target{Group: g, Namespace: "demo", Store: store}, f
 }
 
-
 // A node's objects go as soon as its own image is pushed, not once every node's is: node a's
 // Deployment is applied while b's push still waits (issue 17).
 func TestNodeGoesOnceItsOwnPushIsDone(t *testing.T) {
