@@ -33,8 +33,9 @@ func (e *Engine) startPushes(ctx context.Context, p *plan.Plan, steps *plan.Step
 		for _, st := range ns.Steps {
 			if st.Kind == plan.StepPush && failed.get(st.Node) == nil {
 				pushes = append(pushes, st)
-				left[st.Node]++
-				pr.nodes[st.Node] = make(chan struct{})
+				if left[st.Node]++; left[st.Node] == 1 {
+					pr.nodes[st.Node] = make(chan struct{})
+				}
 			}
 		}
 	}
