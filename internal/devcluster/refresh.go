@@ -32,7 +32,7 @@ func (e *Env) ensureKwokConfig(ctx context.Context, progress io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(progress, "dev: restarting kwok with this slipway's stages")
-	if pid, err := readPID(filepath.Join(e.Dir, "pids", "kwok")); err == nil && ourProcess(pid, e.BinDir) {
+	if pid, ok := e.ourPID("kwok"); ok {
 		stopPID(pid, 5*time.Second)
 	}
 	return e.startKwok(stages)
@@ -42,8 +42,8 @@ func (e *Env) ensureKwokConfig(ctx context.Context, progress io.Writer) error {
 // other flags than this slipway gives it.
 func (e *Env) ensureControllers(progress io.Writer) error {
 	for _, c := range e.controllers() {
-		pid, err := readPID(filepath.Join(e.Dir, "pids", c.name))
-		if err != nil || !ourProcess(pid, e.BinDir) {
+		pid, ok := e.ourPID(c.name)
+		if !ok {
 			continue // not ours to restart: the health check speaks for a missing one
 		}
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
@@ -73,8 +73,8 @@ func (e *Env) ensureRegistryConfig(ctx context.Context, progress io.Writer) erro
 	if have, err := os.ReadFile(filepath.Join(e.Dir, "registry.yaml")); err == nil && bytes.Equal(have, want) {
 		return nil
 	}
-	pid, err := readPID(filepath.Join(e.Dir, "pids", "registry"))
-	if err != nil || !ourProcess(pid, e.BinDir) {
+	pid, ok := e.ourPID("registry")
+	if !ok {
 		return nil // not ours to restart: the health check speaks for a missing one
 	}
 	fmt.Fprintln(progress, "dev: restarting the registry with this slipway's configuration")
@@ -83,4 +83,10 @@ func (e *Env) ensureRegistryConfig(ctx context.Context, progress io.Writer) erro
 		return err
 	}
 	return e.waitHTTP(ctx, "registry", "http://"+e.Registry+"/v2/", time.Minute)
+}
+
+// ourPID is the PID recorded for component name (pids/<name>), when it runs a binary of ours.
+func (e *Env) ourPID(name string) (int, bool) {
+	pid, err := readPID(filepath.Join(e.Dir, "pids", name))
+	return pid, err == nil && ourProcess(pid, e.BinDir)
 }

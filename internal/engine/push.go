@@ -15,31 +15,37 @@ import (
 // (wait), not for every node's. The first apply of 200 nodes spent 4.2 s pushing before its
 // first object, while the cluster, whose claims bind one at a time, sat idle (issue 17).
 type pushRun struct {
-	nodes map[string]chan struct{} // closed once the node's pushes are done, failed or not
+	nodes map[string]*nodePushes
 	// first is closed at the first push that succeeds, or once every push is done: with
 	// every push failing, the cluster is left exactly as it was.
 	first chan struct{}
 	all   chan struct{} // closed once every push is done
 	once  sync.Once
+	mu    sync.Mutex // guards each nodePushes.left
+}
+
+// nodePushes are one node's pushes: done is closed once none is left, failed or not.
+type nodePushes struct {
+	left int
+	done chan struct{}
 }
 
 // startPushes starts the push steps of every node not failed yet, Pushes at a time in the
 // group file's order; a push that fails fails its node.
 func (e *Engine) startPushes(ctx context.Context, p *plan.Plan, steps *plan.Steps, failed *failures) *pushRun {
-	pr := &pushRun{nodes: map[string]chan struct{}{}, first: make(chan struct{}), all: make(chan struct{})}
+	pr := &pushRun{nodes: map[string]*nodePushes{}, first: make(chan struct{}), all: make(chan struct{})}
 	var pushes []plan.Step
-	left := map[string]int{}
 	for _, ns := range steps.Nodes {
 		for _, st := range ns.Steps {
 			if st.Kind == plan.StepPush && failed.get(st.Node) == nil {
 				pushes = append(pushes, st)
-				if left[st.Node]++; left[st.Node] == 1 {
-					pr.nodes[st.Node] = make(chan struct{})
+				if pr.nodes[st.Node] == nil {
+					pr.nodes[st.Node] = &nodePushes{done: make(chan struct{})}
 				}
+				pr.nodes[st.Node].left++
 			}
 		}
 	}
-	var mu sync.Mutex
 	go func() {
 		defer close(pr.all)
 		defer pr.once.Do(func() { close(pr.first) })
@@ -51,10 +57,11 @@ func (e *Engine) startPushes(ctx context.Context, p *plan.Plan, steps *plan.Step
 			} else {
 				pr.once.Do(func() { close(pr.first) })
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if left[st.Node]--; left[st.Node] == 0 {
-				close(pr.nodes[st.Node])
+			np := pr.nodes[st.Node]
+			pr.mu.Lock()
+			defer pr.mu.Unlock()
+			if np.left--; np.left == 0 {
+				close(np.done)
 			}
 		})
 	}()
@@ -71,9 +78,9 @@ func (e *Engine) pushes() int {
 
 // wait returns once node's pushes are done, or ctx ends.
 func (pr *pushRun) wait(ctx context.Context, node string) {
-	if ch := pr.nodes[node]; ch != nil {
+	if np := pr.nodes[node]; np != nil {
 		select {
-		case <-ch:
+		case <-np.done:
 		case <-ctx.Done():
 		}
 	}

@@ -44,8 +44,8 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.
 		evs   []*corev1.Event
 		fetch = true
 	)
+	changed := w.Changed(k.Name) // taken before each copy: no change between is missed
 	for {
-		changed := w.Changed(k.Name)
 		if fetch {
 			// A tick with nothing changed checks the same copies at a later time: copying
 			// every waiting node's objects once a second was most of what a first apply of
@@ -66,16 +66,10 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.
 		}
 		select {
 		case <-changed:
-			fetch = true
+			changed, fetch = w.Changed(k.Name), true
 		case <-tick.C:
-			// Both may be ready: a change the select passed over must not be lost with
-			// its channel.
-			select {
-			case <-changed:
-				fetch = true
-			default:
-				fetch = false
-			}
+			// The same channel stays: a change the select passed over wakes the next one.
+			fetch = false
 		case <-ctx.Done():
 			return status.Result{Phase: status.Failed, Reason: "Interrupted", Message: k.String() + ": interrupted while waiting for the rollout"}
 		}
