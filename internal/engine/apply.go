@@ -104,8 +104,8 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	if err != nil {
 		return err
 	}
-	objs := newObjectSet(p.Desired)
-	given.Desired, p.Desired = nil, nil
+	objs := newObjectSet(p.Desired, p.Deferred)
+	given.Desired, p.Desired, given.Deferred, p.Deferred = nil, nil, nil, nil
 	rec, err := e.startApply(ctx, p, t)
 	if err != nil || rec == nil {
 		return err

@@ -28,6 +28,9 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 	immutable := map[plan.Key]string{}
 	for _, d := range desired {
 		k := plan.KeyOf(d)
+		if unchanged[k] {
+			continue // found unchanged while typed: a stub
+		}
 		if foreign[k] != nil {
 			continue // not slipway's: the plan shows a conflict, apply refuses it
 		}

@@ -67,7 +67,10 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 		}
 	}
 	// An object the plan left alone must still be as it was: otherwise the plan is not the
-	// truth any more.
+	// truth any more. A stub says nothing of that: the objects are compared in full.
+	if err := p.Materialize(); err != nil {
+		return err
+	}
 	for _, d := range p.Desired {
 		k := plan.KeyOf(d)
 		if planned[k] || k.Kind == "Namespace" {

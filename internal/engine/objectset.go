@@ -13,14 +13,18 @@ import (
 // objects are released once its steps have run: a 1,000-node apply held all 5,000 to its
 // end (30–37 MB of its 72 MB heap at the peak, issue 17), while the watch caches grew with
 // every node that became ready.
+//
+// An object the plan found unchanged while typed is a stub there (plan.IsStub): get converts
+// it when an executor asks for it after all (a role started again, a Deployment followed).
 type objectSet struct {
-	mu     sync.Mutex
-	byKey  map[plan.Key]*unstructured.Unstructured
-	byNode map[string][]plan.Key
+	mu       sync.Mutex
+	byKey    map[plan.Key]*unstructured.Unstructured
+	byNode   map[string][]plan.Key
+	deferred plan.Deferred
 }
 
-func newObjectSet(objs []*unstructured.Unstructured) *objectSet {
-	s := &objectSet{byKey: make(map[plan.Key]*unstructured.Unstructured, len(objs)), byNode: map[string][]plan.Key{}}
+func newObjectSet(objs []*unstructured.Unstructured, deferred plan.Deferred) *objectSet {
+	s := &objectSet{byKey: make(map[plan.Key]*unstructured.Unstructured, len(objs)), byNode: map[string][]plan.Key{}, deferred: deferred}
 	for _, d := range objs {
 		k := plan.KeyOf(d)
 		s.byKey[k] = d
@@ -34,7 +38,16 @@ func newObjectSet(objs []*unstructured.Unstructured) *objectSet {
 func (s *objectSet) get(k plan.Key) *unstructured.Unstructured {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.byKey[k]
+	u := s.byKey[k]
+	if plan.IsStub(u) {
+		// Converting a rendered object does not fail (the plan converted its like); should it,
+		// the stub stays and kube refuses to apply it, naming the object.
+		if full, err := s.deferred.Object(k); err == nil {
+			s.byKey[k] = full
+			u = full
+		}
+	}
+	return u
 }
 
 // release drops node's objects: its steps have run.
@@ -43,6 +56,7 @@ func (s *objectSet) release(node string) {
 	defer s.mu.Unlock()
 	for _, k := range s.byNode[node] {
 		delete(s.byKey, k)
+		delete(s.deferred, k)
 	}
 	delete(s.byNode, node)
 }

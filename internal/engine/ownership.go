@@ -7,6 +7,7 @@ import (
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -40,10 +41,10 @@ func ownsNamespace(ns *unstructured.Unstructured, group string) bool {
 
 // withoutNamespace drops the Namespace from the desired objects: a namespace slipway did not
 // create is deployed into as it is, never relabelled.
-func withoutNamespace(desired []*unstructured.Unstructured) []*unstructured.Unstructured {
+func withoutNamespace(desired []render.Object) []render.Object {
 	out := desired[:0:0]
 	for _, d := range desired {
-		if d.GetKind() != "Namespace" {
+		if d.GetObjectKind().GroupVersionKind().Kind != "Namespace" {
 			out = append(out, d)
 		}
 	}

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -168,28 +166,29 @@ type features struct {
 	monitors bool // roles that ask get a ServiceMonitor
 }
 
-// listLive reads the group's live objects, its namespace, whether the cluster honours a
-
 // compare reads what the cluster says of the desired objects: the live ones keyed with the
 // namespace, and a server-side dry run of what looks changed. A namespace being deleted
 // forbids every create: the plan says it is being deleted (Compute) rather than fail on the
 // first dry run, and apply refuses it.
-func (e *Engine) compare(ctx context.Context, t Target, l listed, desired []*unstructured.Unstructured, forApply bool) (plan.Input, error) {
+func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.Object, forApply bool) (plan.Input, error) {
 	foreignNS := l.ns != nil && !ownsNamespace(l.ns, t.Group.Name)
 	if foreignNS {
-		desired = withoutNamespace(desired)
+		objs = withoutNamespace(objs)
 	}
 	liveByKey := maps.Clone(l.live)
 	if l.ns != nil {
 		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
-	dry, immutable, unchanged := map[plan.Key]*unstructured.Unstructured{}, map[plan.Key]string{}, map[plan.Key]bool{}
+	desired, deferred, unchanged, err := convertedOrDeferred(objs, liveByKey, l.foreign)
+	if err != nil {
+		return plan.Input{}, err
+	}
+	dry, immutable := map[plan.Key]*unstructured.Unstructured{}, map[plan.Key]string{}
 	if l.ns == nil || l.ns.GetDeletionTimestamp() == nil {
 		newNS := ""
 		if l.ns == nil {
 			newNS = t.Namespace
 		}
-		var err error
 		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, l.foreign, newNS, forApply, unchanged); err != nil {
 			return plan.Input{}, err
 		}
@@ -197,12 +196,13 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, desired []*uns
 	return plan.Input{
 		Group: t.Group.Name, Namespace: t.Namespace,
 		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable, Unchanged: unchanged,
-		Foreign: l.foreign, ForeignNamespace: foreignNS,
+		Deferred: deferred, Foreign: l.foreign, ForeignNamespace: foreignNS,
 		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
 		Interrupted: map[string]string{},
 	}, nil
 }
 
+// listLive reads the group's live objects, its namespace, whether the cluster honours a
 // pod's stop signal and whether it serves ServiceMonitors.
 func (e *Engine) listLive(ctx context.Context, t Target) listed {
 	var l listed
@@ -215,44 +215,6 @@ func (e *Engine) listLive(ctx context.Context, t Target) listed {
 		l.features.monitors, l.monitorNote, l.err = e.serviceMonitors(ctx, t.Group)
 	}
 	return l
-}
-
-// desiredObjects are the group's objects as apply would apply them: rendered with the images'
-// digests and the machine IDs, every Deployment at 0 while the group is suspended.
-func desiredObjects(t Target, images []plan.Image, ids, versions map[string]string, f features, suspended bool) ([]*unstructured.Unstructured, error) {
-	refs := map[string]string{}
-	for _, im := range images {
-		refs[im.Name] = im.Digest
-	}
-	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids,
-		StopSignal: f.stop, ServiceMonitors: f.monitors, StateVersions: versions})
-	if err != nil {
-		return nil, err
-	}
-	// The conversion is most of the CPU a no-op plan spends on its own: on every core, in
-	// chunks, so it does not hold the critical path for one core's time (issue 17).
-	desired := make([]*unstructured.Unstructured, len(objs))
-	errs := make([]error, len(objs))
-	chunks := runtime.GOMAXPROCS(0)
-	parallel.ForEach(chunks, parallel.Indexes(chunks), func(c int) {
-		for i := c; i < len(objs); i += chunks {
-			u, err := kube.ToUnstructured(objs[i])
-			objs[i] = nil // converted: the typed object can go while the others convert
-			if err != nil {
-				errs[i] = err
-				continue
-			}
-			if suspended && u.GetKind() == "Deployment" {
-				// A suspended group stays at 0 until resume; the file's replicas are not drift.
-				_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
-			}
-			desired[i] = u
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return desired, nil
 }
 
 // stateInput fills in what the plan reads of the state: its serial, the images it recorded,

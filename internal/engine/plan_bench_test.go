@@ -19,7 +19,7 @@ import (
 
 // benchGroup loads a group shaped as the bench's (bench/setup.go writeGroup): n nodes, each a
 // tiny rootfs of its own and port 80 served and published.
-func benchGroup(b *testing.B, n int) *spec.Group {
+func benchGroup(b testing.TB, n int) *spec.Group {
 	b.Helper()
 	dir := b.TempDir()
 	var y strings.Builder
@@ -68,7 +68,7 @@ func BenchmarkDesiredObjects1000(b *testing.B) {
 
 // benchFirstPlan is an engine on the fake cluster, a target of n nodes in the bench's shape
 // (benchGroup), and its first plan; the images are in the registry already when pushed.
-func benchFirstPlan(b *testing.B, n int, pushed bool) (*Engine, Target, *fakeCluster, *plan.Plan) {
+func benchFirstPlan(b testing.TB, n int, pushed bool) (*Engine, Target, *fakeCluster, *plan.Plan) {
 	b.Helper()
 	g := benchGroup(b, n)
 	var jobs []image.Job

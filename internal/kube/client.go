@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"slipway.dev/slipway/internal/netaddr"
+	"slipway.dev/slipway/internal/plan"
 )
 
 // FieldManager is the one field manager slipway applies with.
@@ -148,6 +149,10 @@ func (c *Client) Apply(ctx context.Context, obj runtime.Object, opts ApplyOption
 	u, err := ToUnstructured(obj)
 	if err != nil {
 		return nil, err
+	}
+	if plan.IsStub(u) {
+		// Applied, a stub would take every field slipway owns away from its object.
+		return nil, fmt.Errorf("%s %s: a stub of the plan, not the object: not applied", u.GetKind(), u.GetName())
 	}
 	ri, err := c.resourceFor(u.GroupVersionKind(), u.GetNamespace())
 	if err != nil {

@@ -16,6 +16,7 @@ func Compute(in Input) *Plan {
 		Version: FormatVersion, Group: in.Group, Namespace: in.Namespace, Created: time.Now().UTC(),
 		StateSerial: in.StateSerial, StateLineage: in.StateLineage, Suspended: in.Suspended,
 		ForeignNamespace: in.ForeignNamespace, Images: in.Images, MachineIDs: in.MachineIDs, Desired: in.Desired,
+		Deferred: in.Deferred,
 	}
 	c := &computation{in: in, byNode: map[string]*NodePlan{}, wanted: map[Key]bool{}, desiredNodes: map[string]bool{}}
 	c.desired()

@@ -8,6 +8,9 @@ import (
 
 // Write saves the plan as JSON to path.
 func (p *Plan) Write(path string) error {
+	if err := p.Materialize(); err != nil { // a saved plan applies exactly what was shown
+		return fmt.Errorf("plan %s: %w", path, err)
+	}
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return fmt.Errorf("plan %s: %w", path, err)

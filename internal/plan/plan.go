@@ -130,6 +130,9 @@ type Plan struct {
 	// Desired holds the rendered objects apply will apply, in apply order, so that a saved
 	// plan applies exactly what was shown.
 	Desired []*unstructured.Unstructured `json:"desired,omitempty"`
+	// Deferred converts the objects of Desired that stand there as stubs (IsStub): found
+	// unchanged before their conversion. Write materializes them; a plan read back has none.
+	Deferred Deferred `json:"-"`
 	// Steps are what apply does, in order (BuildSteps); nil in a plan read from a file
 	// saved before steps were planned.
 	Steps *Steps `json:"steps,omitempty"`
@@ -262,8 +265,10 @@ type Input struct {
 	// Immutable holds the dry-run error of objects whose change needs a re-create.
 	Immutable map[Key]string
 	// Unchanged holds desired objects the caller already found Subset of their live object
-	// (deciding what to dry-run); Compute compares only the others.
+	// (deciding what to dry-run); Compute compares only the others. Every stub in Desired is
+	// among them, and Deferred converts it.
 	Unchanged map[Key]bool
+	Deferred  Deferred
 	// Foreign holds live objects of the group's namespace that are not the group's (no
 	// slipway.dev/group label of it); one with a desired object's name is a conflict.
 	Foreign map[Key]*unstructured.Unstructured

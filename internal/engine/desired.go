@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"errors"
+	"runtime"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/parallel"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
+)
+
+// desiredObjects are the group's objects as apply would apply them, typed: rendered with the
+// images' digests and the machine IDs, every Deployment at 0 while the group is suspended.
+func desiredObjects(t Target, images []plan.Image, ids, versions map[string]string, f features, suspended bool) ([]render.Object, error) {
+	refs := map[string]string{}
+	for _, im := range images {
+		refs[im.Name] = im.Digest
+	}
+	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids,
+		StopSignal: f.stop, ServiceMonitors: f.monitors, StateVersions: versions})
+	if err != nil {
+		return nil, err
+	}
+	if suspended {
+		for _, o := range objs {
+			if d, ok := o.(*appsv1.Deployment); ok {
+				// A suspended group stays at 0 until resume; the file's replicas are not drift.
+				d.Spec.Replicas = new(int32)
+			}
+		}
+	}
+	return objs, nil
+}
+
+// convertedOrDeferred are the desired objects for the comparison: each one that is Subset of its live
+// object while still typed (plan.SubsetTyped) as a stub, deferred and in unchanged, every other
+// one converted to unstructured. Most of what a no-op plan spent on its own was converting
+// objects it then found unchanged (issue 17). A Secret is always converted: apply fills its
+// values in from the plan's object.
+func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]*unstructured.Unstructured) ([]*unstructured.Unstructured, plan.Deferred, map[plan.Key]bool, error) {
+	desired := make([]*unstructured.Unstructured, len(objs))
+	deferred := make([]func() (*unstructured.Unstructured, error), len(objs))
+	errs := make([]error, len(objs))
+	// On every core, in chunks: the comparison and the conversions hold the critical path.
+	chunks := runtime.GOMAXPROCS(0)
+	parallel.ForEach(chunks, parallel.Indexes(chunks), func(c int) {
+		for i := c; i < len(objs); i += chunks {
+			o := objs[i]
+			gvk := o.GetObjectKind().GroupVersionKind()
+			k := plan.Key{Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+			if l := live[k]; l != nil && foreign[k] == nil && gvk.Kind != "Secret" && l.GetDeletionTimestamp() == nil &&
+				plan.SubsetTyped(o, l.Object) {
+				desired[i] = plan.Stub(gvk.GroupVersion().String(), gvk.Kind, k.Namespace, k.Name, o.GetLabels())
+				deferred[i] = func() (*unstructured.Unstructured, error) { return kube.ToUnstructured(o) }
+				continue
+			}
+			u, err := kube.ToUnstructured(o)
+			objs[i] = nil // converted: the typed object can go while the others convert
+			desired[i], errs[i] = u, err
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, nil, err
+	}
+	d, unchanged := plan.Deferred{}, map[plan.Key]bool{}
+	for i, f := range deferred {
+		if f != nil {
+			k := plan.KeyOf(desired[i])
+			d[k], unchanged[k] = f, true
+		}
+	}
+	return desired, d, unchanged, nil
+}
