@@ -33,6 +33,7 @@ type objectWriter interface {
 type deploymentWatch = interface {
 	Changed(name string) <-chan struct{}
 	Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event)
+	ClaimPhase(ns, name string) corev1.PersistentVolumeClaimPhase
 	Stop()
 }
 
@@ -53,6 +54,9 @@ type clusterReader interface {
 	// ServiceIngress is a LoadBalancer Service's addresses: what a node's names point at.
 	ServiceIngress(ctx context.Context, ns, name string) ([]string, error)
 	ServesKind(ctx context.Context, gvk schema.GroupVersionKind) (bool, error)
+	// ClaimsBindImmediately says whether claims of a StorageClass ("": the default) are bound
+	// as they are made, not once their pod is scheduled.
+	ClaimsBindImmediately(ctx context.Context, class string) (bool, error)
 }
 
 // dnsServer reads and changes the records of SPEC §7; *dns.Client satisfies it.

@@ -57,6 +57,8 @@ type Engine struct {
 	labels stateLabels         // the node images' state version labels, read during Plan
 	stop   stopSignalCheck
 	dns    dnsServer // Options.DNS, or the one made from the group's publish:
+	// binds caches, per StorageClass, whether its claims bind as they are made (await-claim).
+	binds sync.Map
 }
 
 // New returns an Engine.

@@ -18,6 +18,7 @@ var executors = map[plan.StepKind]executor{
 	plan.StepAwaitAddress:    (*Engine).awaitAddress,        // address.go
 	plan.StepAwaitAccepted:   (*Engine).awaitAccepted,       // routes.go
 	plan.StepStopRole:        onRun((*Engine).stopRole),     // roles.go
+	plan.StepAwaitClaim:      (*Engine).awaitClaim,          // claimwait.go
 	plan.StepApplyDeployment: (*Engine).applyDeployment,     // rollout.go
 	plan.StepAwaitRollout:    (*Engine).awaitRollout,        // rollout.go
 	plan.StepAwaitResolved:   (*Engine).awaitResolved,       // routes.go

@@ -41,6 +41,34 @@ type fakeCluster struct {
 	pub    fakePublish    // the Gateway, its controller and the load balancer (fakepublish_test.go)
 	jobs   []*batchv1.Job // the Jobs run, in order
 	jobErr error          // what RunJob returns
+	// bindNow: claims bind as they are made (an Immediate StorageClass); bound holds the
+	// phase each claim reached (a claim not there is Pending) and Bind changes it.
+	bindNow bool
+	bound   map[string]corev1.PersistentVolumeClaimPhase
+}
+
+func (f *fakeCluster) ClaimsBindImmediately(context.Context, string) (bool, error) {
+	return f.bindNow, nil
+}
+
+func (f *fakeCluster) ClaimPhase(_, name string) corev1.PersistentVolumeClaimPhase {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.bound[name]; ok {
+		return p
+	}
+	return corev1.ClaimPending
+}
+
+// bind binds claim name, as the volume controller does, and wakes who waits on it.
+func (f *fakeCluster) bind(name string) {
+	f.mu.Lock()
+	if f.bound == nil {
+		f.bound = map[string]corev1.PersistentVolumeClaimPhase{}
+	}
+	f.bound[name] = corev1.ClaimBound
+	f.mu.Unlock()
+	f.Notify(kube.ClaimWakeup(name))
 }
 
 type fakeDeployment struct {

@@ -32,7 +32,8 @@ func (l *lateEvents) Deployment(string, string) (*appsv1.Deployment, []*appsv1.R
 	return nil, nil, nil, append([]*corev1.Event(nil), l.evs...)
 }
 
-func (l *lateEvents) Stop() {}
+func (l *lateEvents) Stop()                                                       {}
+func (l *lateEvents) ClaimPhase(string, string) corev1.PersistentVolumeClaimPhase { return "" }
 
 func (l *lateEvents) add(kind, name string) {
 	l.mu.Lock()

@@ -14,14 +14,16 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// Watch mirrors the Deployments, ReplicaSets, Pods and Events of one namespace through one
-// watch per kind, so any number of rollouts wait on the same four streams instead of polling.
+// Watch mirrors the Deployments, ReplicaSets, Pods, Events and claims of one namespace through
+// one watch per kind, so any number of rollouts wait on the same five streams instead of
+// polling.
 type Watch struct {
 	factory informers.SharedInformerFactory
 	deps    cache.SharedIndexInformer
 	rss     cache.SharedIndexInformer
 	pods    cache.SharedIndexInformer
 	events  cache.SharedIndexInformer
+	claims  cache.SharedIndexInformer
 	stop    chan struct{}
 
 	// Wakeups wake, per Deployment name, at the next change of anything of that Deployment
@@ -73,8 +75,13 @@ const (
 type DeploymentCache = interface {
 	Changed(name string) <-chan struct{}
 	Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event)
+	ClaimPhase(ns, name string) corev1.PersistentVolumeClaimPhase
 	Stop()
 }
+
+// ClaimWakeup is the name Changed wakes at the next change of claim name: a Deployment's
+// name could be a claim's, so claims wake under a name of their own.
+func ClaimWakeup(name string) string { return "PersistentVolumeClaim/" + name }
 
 // Watch starts watching ns and returns once the caches are filled.
 func (c *Client) Watch(ctx context.Context, ns string) (DeploymentCache, error) {
@@ -86,6 +93,7 @@ func (c *Client) Watch(ctx context.Context, ns string) (DeploymentCache, error) 
 		rss:     f.Apps().V1().ReplicaSets().Informer(),
 		pods:    f.Core().V1().Pods().Informer(),
 		events:  f.Core().V1().Events().Informer(),
+		claims:  f.Core().V1().PersistentVolumeClaims().Informer(),
 		stop:    make(chan struct{}),
 	}
 	byLabel := cache.Indexers{byName: func(obj any) ([]string, error) {
@@ -117,6 +125,12 @@ func (c *Client) Watch(ctx context.Context, ns string) (DeploymentCache, error) 
 		w.rss:    nameLabel,
 		w.pods:   nameLabel,
 		w.events: w.eventOwner,
+		w.claims: func(obj any) string {
+			if c, ok := obj.(*corev1.PersistentVolumeClaim); ok {
+				return ClaimWakeup(c.Name)
+			}
+			return ""
+		},
 	}
 	for inf, owner := range owners {
 		notify := func(obj any) {
@@ -187,6 +201,14 @@ func (w *Watch) Stop() {
 		close(w.stop)
 		w.factory.Shutdown()
 	}
+}
+
+// ClaimPhase is the phase of the cached claim name, "" when the cache has none.
+func (w *Watch) ClaimPhase(ns, name string) corev1.PersistentVolumeClaimPhase {
+	if o, ok, _ := w.claims.GetStore().GetByKey(ns + "/" + name); ok {
+		return o.(*corev1.PersistentVolumeClaim).Status.Phase
+	}
+	return ""
 }
 
 // Deployment returns the cached Deployment name (nil when absent) with its ReplicaSets and

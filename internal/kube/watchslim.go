@@ -15,7 +15,8 @@ import (
 //     report picks the container whose log it shows by name), and its annotations; its
 //     status, labels and owners stay whole (status reads them);
 //   - an event: who reported it (source, reporting controller and instance) and the related
-//     object.
+//     object;
+//   - a claim: its spec and annotations (a new node's wait reads its phase).
 //
 // Deployments and ReplicaSets stay whole but for managedFields: status compares their pod
 // templates to find the new ReplicaSet, and a rollback applies an old ReplicaSet's template.
@@ -23,6 +24,8 @@ func forTheWait(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		slimPod(o)
+	case *corev1.PersistentVolumeClaim:
+		o.Annotations, o.Spec = nil, corev1.PersistentVolumeClaimSpec{} // a wait reads its phase
 	case *corev1.Event:
 		o.Source = corev1.EventSource{}
 		o.ReportingController, o.ReportingInstance = "", ""

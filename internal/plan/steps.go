@@ -54,7 +54,15 @@ const (
 	// StepAwaitResolved waits within Limit for each route's references to resolve, after the
 	// rollout: a controller may hold a backend without a ready endpoint as unresolved.
 	StepAwaitResolved StepKind = "await-resolved"
+	// StepAwaitClaim waits within Limit for the claim (Object) made in this run to be bound,
+	// before the node's Deployment, when its StorageClass binds claims as they are made: a pod
+	// whose claim is unbound cannot be scheduled, and the scheduler tries it again at every
+	// volume event. Past Limit the Deployment goes ahead and its rollout says what it waits for.
+	StepAwaitClaim StepKind = "await-claim"
 )
+
+// ClaimLimit is the longest a new node's Deployment waits for its claim (StepAwaitClaim).
+const ClaimLimit = 2 * time.Minute
 
 // Rollback is where a failed rollout goes back to.
 type Rollback string
@@ -267,6 +275,10 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 	for _, r := range stopped {
 		k := roleKey(n.Role(r))
 		out = append(out, Step{Kind: StepStopRole, Node: n.Name, Role: r, Object: &k})
+	}
+	claimKey := Key{Kind: "PersistentVolumeClaim", Namespace: p.Namespace, Name: spec.ClaimName(n.Name)}
+	if c := ix.Change(claimKey); main != nil && c != nil && (c.Action == Create || c.Action == Replace) {
+		out = append(out, Step{Kind: StepAwaitClaim, Node: n.Name, Object: &claimKey, Limit: min(limit, ClaimLimit)})
 	}
 	if main != nil {
 		rb := RollbackLastReady

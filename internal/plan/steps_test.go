@@ -160,6 +160,7 @@ func TestBuildSteps(t *testing.T) {
 				Nodes: []NodeSteps{
 					{Node: "db", Steps: []Step{
 						{Kind: StepApplyObjects, Node: "db", Objects: []Key{k("PersistentVolumeClaim", "db-state")}},
+						{Kind: StepAwaitClaim, Node: "db", Object: &Key{Kind: "PersistentVolumeClaim", Namespace: "demo", Name: "db-state"}, Limit: ClaimLimit},
 						{Kind: StepApplyDeployment, Node: "db", Object: dep("db"), Action: Create},
 						{Kind: StepAwaitRollout, Node: "db", Object: dep("db"), Replicas: 1, Limit: 2 * time.Minute, Rollback: RollbackNone},
 					}},

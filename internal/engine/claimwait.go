@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+)
+
+// awaitClaim runs an await-claim step: a new node's Deployment waits until its claim is bound,
+// when the claim's StorageClass binds claims as they are made. A pod made before its claim is
+// bound is unschedulable, and kube-scheduler tries every such pod again at each volume event:
+// a burst of new nodes kept the scheduler and the API server busy with pods that could not
+// run yet, and the first apply of 200 nodes lagged the cluster's floor (issue 17). With
+// WaitForFirstConsumer a claim binds only once its pod is scheduled: there is nothing to wait
+// for. Past the limit the Deployment goes ahead; its rollout says what the pod waits for.
+func (e *Engine) awaitClaim(ctx context.Context, nr *nodeRun, st plan.Step) error {
+	k := *st.Object
+	if !e.claimsBindImmediately(ctx, storageClassOf(nr.objs.get(k))) {
+		return nil
+	}
+	deadline := time.NewTimer(st.Limit)
+	defer deadline.Stop()
+	for {
+		changed := nr.w.Changed(kube.ClaimWakeup(k.Name))
+		if nr.w.ClaimPhase(k.Namespace, k.Name) == corev1.ClaimBound {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			e.emit(event.Event{Node: st.Node, Phase: event.PhaseApply,
+				Message: fmt.Sprintf("claim %s not bound after %s: the Deployment goes ahead", k.Name, st.Limit)})
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted while claim %s was not bound yet, before its Deployment: %w", k.Name, ctx.Err())
+		}
+	}
+}
+
+// storageClassOf is the StorageClass a rendered claim names, "" for the cluster's default.
+func storageClassOf(claim *unstructured.Unstructured) string {
+	if claim == nil {
+		return ""
+	}
+	s, _, _ := unstructured.NestedString(claim.Object, "spec", "storageClassName")
+	return s
+}
+
+// claimsBindImmediately asks the cluster once per StorageClass and run; an answer it cannot
+// give (no right to read StorageClasses, say) is no wait.
+func (e *Engine) claimsBindImmediately(ctx context.Context, class string) bool {
+	if v, ok := e.binds.Load(class); ok {
+		return v.(bool)
+	}
+	ok, err := e.o.Kube.ClaimsBindImmediately(ctx, class)
+	if err != nil {
+		ok = false
+	}
+	e.binds.Store(class, ok)
+	return ok
+}
