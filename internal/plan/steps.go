@@ -55,6 +55,7 @@ const (
 	// rollout: a controller may hold a backend without a ready endpoint as unresolved.
 	StepAwaitResolved StepKind = "await-resolved"
 	// StepAwaitClaim waits within Limit for the claim (Object) made in this run to be bound,
+	// unless the group is suspended (no pod to schedule),
 	// before the node's Deployment, when its StorageClass binds claims as they are made: a pod
 	// whose claim is unbound cannot be scheduled, and the scheduler tries it again at every
 	// volume event. Past Limit the Deployment goes ahead and its rollout says what it waits for.
@@ -277,7 +278,7 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 		out = append(out, Step{Kind: StepStopRole, Node: n.Name, Role: r, Object: &k})
 	}
 	claimKey := Key{Kind: "PersistentVolumeClaim", Namespace: p.Namespace, Name: spec.ClaimName(n.Name)}
-	if c := ix.Change(claimKey); main != nil && c != nil && (c.Action == Create || c.Action == Replace) {
+	if c := ix.Change(claimKey); main != nil && !p.Suspended && c != nil && (c.Action == Create || c.Action == Replace) {
 		out = append(out, Step{Kind: StepAwaitClaim, Node: n.Name, Object: &claimKey, Limit: min(limit, ClaimLimit)})
 	}
 	if main != nil {

@@ -153,8 +153,12 @@ func TestSubsetTypedOfTypesThatConvertThemselves(t *testing.T) {
 				func(h map[string]any) { setPath(h, "1024Mi", "spec", "resources", "requests", "storage") })
 		} else {
 			variants = append(variants,
-				func(h map[string]any) { h["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["targetPort"] = "80" },
-				func(h map[string]any) { h["spec"].(map[string]any)["ports"].([]any)[1].(map[string]any)["targetPort"] = int64(8080) })
+				func(h map[string]any) {
+					h["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["targetPort"] = "80"
+				},
+				func(h map[string]any) {
+					h["spec"].(map[string]any)["ports"].([]any)[1].(map[string]any)["targetPort"] = int64(8080)
+				})
 		}
 		for i, v := range variants {
 			have := runtime.DeepCopyJSON(u)
