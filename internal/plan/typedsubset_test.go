@@ -302,3 +302,18 @@ func edit(root map[string]any, path []string, f func(parent any, key string) boo
 	}
 	return f(cur, path[len(path)-1])
 }
+
+// A value the walk cannot read (an unexported field of a type that converts itself) proves
+// nothing: false, not a panic.
+func TestSubsetTypedOfWhatItCannotRead(t *testing.T) {
+	type odd struct {
+		A string
+		b metav1.Time
+	}
+	if plan.SubsetTyped(&odd{A: "x", b: metav1.Now()}, map[string]any{"A": "x"}) {
+		t.Error("an object with an unreadable field was found unchanged")
+	}
+	if !plan.SubsetTyped(&struct{ A string }{A: "x"}, map[string]any{"A": "x"}) {
+		t.Error("a plain object was not found unchanged")
+	}
+}
