@@ -66,13 +66,15 @@ func (g *Group) applyPhases() map[string][]string {
 }
 
 // TestPlanSteps: plan lists the steps apply runs, and apply runs them in that order: on a first
-// deploy, and when the node's environment changes (its role on the node's image stops first).
+// deploy (each new claim awaited before its Deployment: the dev cluster's StorageClass binds
+// claims as they are made), and when the node's environment changes (its role on the node's
+// image stops first).
 func TestPlanSteps(t *testing.T) {
 	g := NewGroup(t, "steps", helloGroup, "web", "db")
 	want := map[string][]string{
 		"group": {"apply-objects"},
-		"db":    {"push", "apply-objects", "apply-deployment", "await-rollout none"},
-		"web":   {"push", "apply-objects", "apply-deployment", "await-rollout none", "start-role worker"},
+		"db":    {"push", "apply-objects", "await-claim", "apply-deployment", "await-rollout none"},
+		"web":   {"push", "apply-objects", "await-claim", "apply-deployment", "await-rollout none", "start-role worker"},
 	}
 	if d := cmp.Diff(want, g.planSteps()); d != "" {
 		t.Errorf("steps of a first deploy (-want +got):\n%s", d)
