@@ -28,7 +28,7 @@ func newObjectSet(objs []*unstructured.Unstructured, deferred plan.Deferred) *ob
 	for _, d := range objs {
 		k := plan.KeyOf(d)
 		s.byKey[k] = d
-		node := d.GetLabels()[spec.LabelNode]
+		node := plan.Label(d, spec.LabelNode)
 		s.byNode[node] = append(s.byNode[node], k)
 	}
 	return s

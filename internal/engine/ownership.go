@@ -23,7 +23,7 @@ func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign 
 	own = make(map[plan.Key]*unstructured.Unstructured, len(all))
 	foreign = map[plan.Key]*unstructured.Unstructured{}
 	for k, u := range all {
-		if u.GetLabels()[spec.LabelGroup] == group {
+		if plan.Label(u, spec.LabelGroup) == group {
 			own[k] = u
 		} else {
 			foreign[k] = u

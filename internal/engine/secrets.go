@@ -21,8 +21,11 @@ func withSecretData(p *plan.Plan, g *spec.Group) (*plan.Plan, error) {
 	var out *plan.Plan
 	var errs []error
 	for i, d := range p.Desired {
+		if d.GetKind() != "Secret" {
+			continue
+		}
 		want, ok := d.GetAnnotations()[spec.AnnotationSecretHash]
-		if d.GetKind() != "Secret" || !ok {
+		if !ok {
 			continue
 		}
 		filled, err := secretData(d, want, g)

@@ -105,7 +105,7 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan
 			mu.Lock()
 			defer mu.Unlock()
 			for _, u := range items {
-				if u.GetLabels()[labelComponent] == componentState {
+				if plan.Label(u, labelComponent) == componentState {
 					continue // the state backend's Secret: not an object of the group's file
 				}
 				if gvk.Kind == "Secret" {

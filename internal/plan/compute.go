@@ -46,7 +46,7 @@ type computation struct {
 	desiredNodes map[string]bool
 }
 
-func nodeOf(u *unstructured.Unstructured) string { return u.GetLabels()[spec.LabelNode] }
+func nodeOf(u *unstructured.Unstructured) string { return Label(u, spec.LabelNode) }
 
 func (c *computation) add(node string, ch Change) {
 	np := c.byNode[node]

@@ -49,6 +49,14 @@ func KeyOf(obj *unstructured.Unstructured) Key {
 	return Key{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
+// Label is the value of obj's label key, read in place: GetLabels copies every label into a
+// new map, and a plan of 1,000 nodes reads a label of each of its 10,000 objects several times.
+func Label(obj *unstructured.Unstructured, key string) string {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "labels", key)
+	s, _ := v.(string)
+	return s
+}
+
 // Image is one image of the group: where it is and whether apply pushes it.
 type Image struct {
 	Name   string `json:"name"` // the node, or <node>-<role> for a service image

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -315,5 +316,25 @@ func TestSubsetTypedOfWhatItCannotRead(t *testing.T) {
 	}
 	if !plan.SubsetTyped(&struct{ A string }{A: "x"}, map[string]any{"A": "x"}) {
 		t.Error("a plain object was not found unchanged")
+	}
+}
+
+func TestLabel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		obj  map[string]any
+		want string
+	}{
+		{"set", map[string]any{"metadata": map[string]any{"labels": map[string]any{"k": "v"}}}, "v"},
+		{"another label", map[string]any{"metadata": map[string]any{"labels": map[string]any{"j": "v"}}}, ""},
+		{"no labels", map[string]any{"metadata": map[string]any{}}, ""},
+		{"no metadata", map[string]any{}, ""},
+		{"not a string", map[string]any{"metadata": map[string]any{"labels": map[string]any{"k": int64(1)}}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := plan.Label(&unstructured.Unstructured{Object: tc.obj}, "k"); got != tc.want {
+				t.Errorf("Label = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
