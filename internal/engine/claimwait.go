@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,16 +54,27 @@ func storageClassOf(claim *unstructured.Unstructured) string {
 	return s
 }
 
-// claimsBindImmediately asks the cluster once per StorageClass and run; an answer it cannot
-// give (no right to read StorageClasses, say) is no wait.
+// bindingModes caches, per StorageClass, whether its claims bind as they are made.
+type bindingModes struct {
+	mu        sync.Mutex
+	immediate map[string]bool
+}
+
+// claimsBindImmediately asks the cluster once per StorageClass and run, holding the others
+// that ask meanwhile (200 new nodes reach their claims at once); an answer it cannot give (no
+// right to read StorageClasses, say) is no wait.
 func (e *Engine) claimsBindImmediately(ctx context.Context, class string) bool {
-	if v, ok := e.binds.Load(class); ok {
-		return v.(bool)
+	b := &e.binds
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v, ok := b.immediate[class]; ok {
+		return v
 	}
 	ok, err := e.o.Kube.ClaimsBindImmediately(ctx, class)
-	if err != nil {
-		ok = false
+	ok = ok && err == nil
+	if b.immediate == nil {
+		b.immediate = map[string]bool{}
 	}
-	e.binds.Store(class, ok)
+	b.immediate[class] = ok
 	return ok
 }

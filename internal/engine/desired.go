@@ -36,14 +36,15 @@ func desiredObjects(t Target, images []plan.Image, ids, versions map[string]stri
 	return objs, nil
 }
 
-// convertedOrDeferred are the desired objects for the comparison: each one that is Subset of its live
-// object while still typed (plan.SubsetTyped) as a stub, deferred and in unchanged, every other
-// one converted to unstructured. Most of what a no-op plan spent on its own was converting
+// convertedOrDeferred are the desired objects for the comparison: each one that is Subset of
+// its live object while still typed (plan.SubsetTyped) as a stub, deferred and in unchanged,
+// every other one converted to unstructured. Most of what a no-op plan spent on its own was converting
 // objects it then found unchanged (issue 17). A Secret is always converted: apply fills its
 // values in from the plan's object.
 func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]*unstructured.Unstructured) ([]*unstructured.Unstructured, plan.Deferred, map[plan.Key]bool, error) {
 	desired := make([]*unstructured.Unstructured, len(objs))
 	deferred := make([]func() (*unstructured.Unstructured, error), len(objs))
+	keys := make([]plan.Key, len(objs)) // of the deferred ones
 	errs := make([]error, len(objs))
 	// On every core, in chunks: the comparison and the conversions hold the critical path.
 	chunks := runtime.GOMAXPROCS(0)
@@ -55,7 +56,7 @@ func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]*unstr
 			if l := live[k]; l != nil && foreign[k] == nil && gvk.Kind != "Secret" && l.GetDeletionTimestamp() == nil &&
 				plan.SubsetTyped(o, l.Object) {
 				desired[i] = plan.Stub(gvk.GroupVersion().String(), gvk.Kind, k.Namespace, k.Name, o.GetLabels())
-				deferred[i] = func() (*unstructured.Unstructured, error) { return kube.ToUnstructured(o) }
+				deferred[i], keys[i] = func() (*unstructured.Unstructured, error) { return kube.ToUnstructured(o) }, k
 				continue
 			}
 			u, err := kube.ToUnstructured(o)
@@ -69,8 +70,7 @@ func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]*unstr
 	d, unchanged := plan.Deferred{}, map[plan.Key]bool{}
 	for i, f := range deferred {
 		if f != nil {
-			k := plan.KeyOf(desired[i])
-			d[k], unchanged[k] = f, true
+			d[keys[i]], unchanged[keys[i]] = f, true
 		}
 	}
 	return desired, d, unchanged, nil

@@ -56,9 +56,8 @@ type Engine struct {
 	writes chan struct{}       // the object applies in flight, Parallelism at most
 	labels stateLabels         // the node images' state version labels, read during Plan
 	stop   stopSignalCheck
-	dns    dnsServer // Options.DNS, or the one made from the group's publish:
-	// binds caches, per StorageClass, whether its claims bind as they are made (await-claim).
-	binds sync.Map
+	dns    dnsServer    // Options.DNS, or the one made from the group's publish:
+	binds  bindingModes // per StorageClass, for await-claim
 }
 
 // New returns an Engine.

@@ -52,8 +52,7 @@ func KeyOf(obj *unstructured.Unstructured) Key {
 // Label is the value of obj's label key, read in place: GetLabels copies every label into a
 // new map, and a plan of 1,000 nodes reads a label of each of its 10,000 objects several times.
 func Label(obj *unstructured.Unstructured, key string) string {
-	v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "labels", key)
-	s, _ := v.(string)
+	s, _, _ := unstructured.NestedString(obj.Object, "metadata", "labels", key)
 	return s
 }
 

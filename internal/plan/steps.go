@@ -55,10 +55,10 @@ const (
 	// rollout: a controller may hold a backend without a ready endpoint as unresolved.
 	StepAwaitResolved StepKind = "await-resolved"
 	// StepAwaitClaim waits within Limit for the claim (Object) made in this run to be bound,
-	// unless the group is suspended (no pod to schedule),
 	// before the node's Deployment, when its StorageClass binds claims as they are made: a pod
 	// whose claim is unbound cannot be scheduled, and the scheduler tries it again at every
-	// volume event. Past Limit the Deployment goes ahead and its rollout says what it waits for.
+	// volume event. Past Limit the Deployment goes ahead and its rollout says what it waits
+	// for. None while the group is suspended: no pod is scheduled.
 	StepAwaitClaim StepKind = "await-claim"
 )
 
