@@ -24,14 +24,15 @@ const module = "slipway.dev/slipway/internal/"
 // so a new one is placed on purpose.
 var allowed = map[string][]string{
 	"event":      {},
-	"spec":       {},
+	"spec":       {"realpath"},
 	"render":     {"spec"},
 	"plan":       {"spec"},
 	"status":     {"event"},
 	"ui":         {"event", "plan", "spec", "status"},
 	"parallel":   {},
 	"netaddr":    {}, // whether an address is on this machine: image and kube ask it alike
-	"image":      {"event", "netaddr", "parallel"},
+	"realpath":   {}, // links resolved once per directory: spec's load and image's build alike
+	"image":      {"event", "netaddr", "parallel", "realpath"},
 	"kube":       {"netaddr", "plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "spec"},
 	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "status"},
@@ -49,7 +50,7 @@ var clientGo = []string{"kube"}
 
 // pure are the packages that compute or print and never talk to a cluster: they must not
 // depend on client-go, even through another package.
-var pure = []string{"event", "parallel", "spec", "render", "plan", "status", "ui"}
+var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui"}
 
 func goCmd(t *testing.T, args ...string) string {
 	t.Helper()

@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"slipway.dev/slipway/internal/realpath"
 )
 
 // LocalBuilder builds images on this machine. Base images are read from their registry with
@@ -25,6 +27,11 @@ import (
 type LocalBuilder struct {
 	opts  Options
 	trees *treeIndex // nil without Options.TreeIndex
+
+	// links resolves the rootfs paths of a pass (the builds up to SaveIndex), each directory
+	// they share once; a new pass starts with none, so a link made since is seen.
+	linksMu sync.Mutex
+	links   *realpath.Cache
 
 	remoteOnce sync.Once
 	remote     *registryClient
@@ -39,7 +46,23 @@ func NewBuilder(opts Options) *LocalBuilder {
 }
 
 // SaveIndex writes the index of rootfs trees (Options.TreeIndex) when a build changed it.
-func (b *LocalBuilder) SaveIndex() error { return b.trees.save() }
+// It ends a pass: the next build resolves its paths anew.
+func (b *LocalBuilder) SaveIndex() error {
+	b.linksMu.Lock()
+	b.links = nil
+	b.linksMu.Unlock()
+	return b.trees.save()
+}
+
+// resolver is the pass's cache of resolved paths.
+func (b *LocalBuilder) resolver() *realpath.Cache {
+	b.linksMu.Lock()
+	defer b.linksMu.Unlock()
+	if b.links == nil {
+		b.links = &realpath.Cache{}
+	}
+	return b.links
+}
 
 // Tag returns TagFor(img).
 func (b *LocalBuilder) Tag(img v1.Image) (string, error) { return TagFor(img) }
@@ -68,7 +91,7 @@ func (b *LocalBuilder) Build(ctx context.Context, src Source) (v1.Image, []strin
 	}
 	switch {
 	case src.Rootfs != "":
-		return buildRootfs(ctx, src, epoch, b.trees)
+		return buildRootfs(ctx, src, epoch, b.trees, b.resolver())
 	case src.Archive != "":
 		img, err := loadArchive(archiveFile{src.Context, src.Archive})
 		if err != nil {
@@ -119,7 +142,7 @@ type history struct {
 	CreatedBy string `json:"created_by"`
 }
 
-func buildRootfs(ctx context.Context, src Source, epoch time.Time, trees *treeIndex) (v1.Image, []string, error) {
+func buildRootfs(ctx context.Context, src Source, epoch time.Time, trees *treeIndex, links *realpath.Cache) (v1.Image, []string, error) {
 	fi, err := os.Stat(src.Rootfs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
@@ -128,7 +151,11 @@ func buildRootfs(ctx context.Context, src Source, epoch time.Time, trees *treeIn
 		return nil, nil, fmt.Errorf("rootfs %s: not a directory", src.Rootfs)
 	}
 	// A rootfs given through a symlink is walked at its target: the walk does not follow links.
-	root, err := filepath.EvalSymlinks(src.Rootfs)
+	abs, err := filepath.Abs(src.Rootfs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
+	}
+	root, err := links.Eval(abs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rootfs %s: %w", src.Rootfs, err)
 	}

@@ -21,8 +21,8 @@ import (
 
 // treeIndex remembers, per rootfs, the content digest (DiffID) of its tar stream together with
 // a digest of what lstat said of every entry when the tree was read, as git's index does for
-// its work tree. A plan of N unchanged nodes then costs a walk of each tree and no read of any
-// file (issue 17).
+// its work tree. A plan of N unchanged nodes then costs an lstat of each recorded entry and no
+// read of any file or directory (issue 17).
 //
 // It cannot be fooled from user space: every entry's name, type, mode, size, device, inode,
 // link count, mtime and ctime (nanoseconds) must match. An edit, even one of the same length
@@ -48,9 +48,10 @@ type treeIndex struct {
 }
 
 type treeRecord struct {
-	Stats  string  `json:"stats"`  // sha256 of the entries' lstat records (treeStats)
-	DiffID v1.Hash `json:"diffID"` // of the tar stream those entries made
-	Size   int64   `json:"size"`   // of that stream
+	Stats  string   `json:"stats"`  // sha256 of the root's and the entries' lstat records (treeStats)
+	Paths  []string `json:"paths"`  // the entries, relative to the root, in the order of the stream
+	DiffID v1.Hash  `json:"diffID"` // of the tar stream those entries made
+	Size   int64    `json:"size"`   // of that stream
 }
 
 type treeIndexFile struct {
@@ -59,7 +60,7 @@ type treeIndexFile struct {
 }
 
 const (
-	treeIndexVersion = 1
+	treeIndexVersion = 2 // 2: the root's own lstat in Stats, and Paths
 	// racyMargin is how much older than the walk every entry's ctime and mtime must be for a
 	// tree to be recorded: far more than any kernel's timestamp granularity.
 	racyMargin = 2 * time.Second
@@ -102,20 +103,20 @@ func (x *treeIndex) rootfsLayer(ctx context.Context, what, root string, open fun
 	}
 	x.load()
 	key := treeKey(root, epoch)
-	stats, settled, serr := treeStats(root, x.now().Add(-x.margin))
 	x.mu.Lock()
 	rec, ok := x.trees[key]
 	x.used[key] = true
 	x.mu.Unlock()
-	if serr == nil && settled && ok && rec.Stats == stats {
+	if ok && recordedStats(root, rec.Paths) == rec.Stats {
 		return &lazyLayer{what: what, src: src, diffID: rec.DiffID, tarSize: rec.Size}, nil, nil
 	}
+	stats, paths, settled, serr := treeStats(root, x.now().Add(-x.margin))
 	l, warnings, err := newLazyLayer(ctx, what, src)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	switch {
 	case err == nil && serr == nil && settled && len(warnings) == 0:
-		x.trees[key] = treeRecord{Stats: stats, DiffID: l.diffID, Size: l.tarSize}
+		x.trees[key] = treeRecord{Stats: stats, Paths: paths, DiffID: l.diffID, Size: l.tarSize}
 		x.changed = true
 	case ok:
 		delete(x.trees, key)
@@ -168,43 +169,79 @@ func (x *treeIndex) save() error {
 	return nil
 }
 
+// walkDir lists the directories of a tree; a test counts its calls.
+var walkDir = filepath.WalkDir
+
 // errUnsettled stops a walk that met an entry too recent, or of a kind, that is not recorded.
 var errUnsettled = errors.New("unsettled")
 
-// treeStats digests what lstat says of every entry under root, in the order of the tar stream.
-// settled is false when an entry changed at or after cutoff, or is one the stream skips with a
-// warning (a socket, a device): such a tree is always read.
-func treeStats(root string, cutoff time.Time) (sum string, settled bool, err error) {
+// treeStats digests what lstat says of root and of every entry under it, in the order of the
+// tar stream, and returns the entries' paths in that order. settled is false when an entry
+// changed at or after cutoff, or is one the stream skips with a warning (a socket, a device):
+// such a tree is always read.
+func treeStats(root string, cutoff time.Time) (sum string, paths []string, settled bool, err error) {
 	h := sha256.New()
 	c := cutoff.UnixNano()
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == root {
+	err = walkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return err
 		}
 		fi, err := d.Info()
 		if err != nil {
 			return err
 		}
+		rel := "."
+		if p != root {
+			rel, _ = filepath.Rel(root, p)
+			paths = append(paths, rel)
+		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		m := fi.Mode()
 		if !ok || !(m.IsDir() || m.IsRegular() || m&(fs.ModeSymlink|fs.ModeNamedPipe) != 0) {
+			return errUnsettled
+		}
+		if rel == "." && !m.IsDir() {
+			// The root was resolved (Build), but may have been swapped for a link since: the
+			// stream would read through it, this walk would see the link alone.
 			return errUnsettled
 		}
 		mtime, ctime := st.Mtim.Nano(), st.Ctim.Nano()
 		if mtime >= c || ctime >= c {
 			return errUnsettled
 		}
-		rel, _ := filepath.Rel(root, p)
 		writeStat(h, rel, uint32(m), fi.Size(), uint64(st.Dev), st.Ino, uint64(st.Nlink), mtime, ctime)
 		return nil
 	})
 	if errors.Is(err, errUnsettled) {
-		return "", false, nil
+		return "", nil, false, nil
 	}
 	if err != nil {
-		return "", false, err
+		return "", nil, false, err
 	}
-	return hashOf(h).Hex, true, nil
+	return hashOf(h).Hex, paths, true, nil
+}
+
+// recordedStats is treeStats's sum over root and the recorded paths, by one lstat each and no
+// directory listed; "" when any of them cannot be read. Only a sum equal to the recorded one
+// means anything: the directories' lstat records in it vouch for their entries (treeIndex).
+func recordedStats(root string, paths []string) string {
+	h := sha256.New()
+	for i := -1; i < len(paths); i++ {
+		rel, p := ".", root
+		if i >= 0 {
+			rel, p = paths[i], filepath.Join(root, paths[i])
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return ""
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return ""
+		}
+		writeStat(h, rel, uint32(fi.Mode()), fi.Size(), uint64(st.Dev), st.Ino, uint64(st.Nlink), st.Mtim.Nano(), st.Ctim.Nano())
+	}
+	return hashOf(h).Hex
 }
 
 func writeStat(h hash.Hash, rel string, mode uint32, size int64, dev, ino, nlink uint64, mtime, ctime int64) {

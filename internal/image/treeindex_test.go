@@ -2,6 +2,7 @@ package image
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -19,6 +20,16 @@ func countOpens(t *testing.T) *atomic.Int64 {
 	old := openFile
 	openFile = func(f file) (*os.File, error) { n.Add(1); return old(f) }
 	t.Cleanup(func() { openFile = old })
+	return &n
+}
+
+// countWalks counts the trees whose directories are listed while the test runs.
+func countWalks(t *testing.T) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	old := walkDir
+	walkDir = func(root string, fn fs.WalkDirFunc) error { n.Add(1); return old(root, fn) }
+	t.Cleanup(func() { walkDir = old })
 	return &n
 }
 
@@ -115,6 +126,27 @@ func TestTreeIndexSkipsUnchangedTree(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, true},
+		{"file added", func(t *testing.T, root string) {
+			if err := os.WriteFile(filepath.Join(root, "etc", "motd"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"empty directory added at the root", func(t *testing.T, root string) {
+			if err := os.Mkdir(filepath.Join(root, "var"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"file removed", func(t *testing.T, root string) {
+			if err := os.Remove(filepath.Join(root, "etc", "bench")); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"directory swapped for a copy", func(t *testing.T, root string) {
+			if err := os.Rename(filepath.Join(root, "etc"), filepath.Join(t.TempDir(), "etc")); err != nil {
+				t.Fatal(err)
+			}
+			writeSmallTree(t, root)
+		}, true},
 		{"symlink replaced", func(t *testing.T, root string) {
 			p := filepath.Join(root, "etc", "name")
 			changeCtime(t, p, func() error {
@@ -135,10 +167,13 @@ func TestTreeIndexSkipsUnchangedTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.change(t, root)
-			opens := countOpens(t)
+			opens, walks := countOpens(t), countWalks(t)
 			got := diffIDOf(t, settledBuilder(index), root)
 			if n := opens.Load(); (n > 0) != tc.reread {
 				t.Errorf("the next run opened %d files; want them read again: %v", n, tc.reread)
+			}
+			if n := walks.Load(); !tc.reread && n != 0 {
+				t.Errorf("the next run listed the unchanged tree's directories (%d walks): its recorded lstats prove it", n)
 			}
 			if want := diffIDOf(t, NewBuilder(Options{}), root); got != want {
 				t.Errorf("DiffID %s with the index, %s without", got, want)
@@ -203,5 +238,28 @@ func TestTreeIndexSave(t *testing.T) {
 	b.trees.load()
 	if _, ok := b.trees.trees[treeKey(c, time.Unix(0, 0).UTC())]; ok || len(b.trees.trees) != 1 {
 		t.Errorf("index after a run that built only %s: %d trees, %s kept: %v", a, len(b.trees.trees), c, ok)
+	}
+}
+
+// A rootfs given as a link to a directory is the directory's tree: a change behind the link is
+// read, though the link's own lstat is as recorded.
+func TestTreeIndexRereadsLinkedRootfs(t *testing.T) {
+	dir := t.TempDir()
+	target, root, index := filepath.Join(dir, "tree"), filepath.Join(dir, "rootfs"), filepath.Join(dir, "index.json")
+	writeSmallTree(t, target)
+	if err := os.Symlink("tree", root); err != nil {
+		t.Fatal(err)
+	}
+	first := settledBuilder(index)
+	before := diffIDOf(t, first, root)
+	if err := first.SaveIndex(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target, "etc", "motd"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := diffIDOf(t, settledBuilder(index), root)
+	if want := diffIDOf(t, NewBuilder(Options{}), root); got != want || got == before {
+		t.Errorf("DiffID after a change behind the link: %s with the index, %s without, %s before", got, want, before)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"slipway.dev/slipway/internal/realpath"
 )
 
 // Load reads the group file at path, merges defaults and validates it. Relative image paths
@@ -61,6 +63,8 @@ type decoder struct {
 	// fromDefaults holds every YAML node of `defaults:`. Those are decoded (and their problems
 	// reported) once under `defaults.…`; a node that inherits them must not report them again.
 	fromDefaults map[*yaml.Node]bool
+	// links resolves the paths the file names, each directory on the way once per load.
+	links realpath.Cache
 }
 
 func (d *decoder) add(line int, path, format string, args ...any) {

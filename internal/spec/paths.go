@@ -57,16 +57,16 @@ func (d *decoder) groupPath(n *yaml.Node, p, src, noun string) (abs string, ok b
 		d.errAt(n, p, "%s is outside the group file's directory", shown(src))
 		return abs, false
 	}
-	if _, err := os.Lstat(abs); err != nil {
-		d.errAt(n, p, "%s%s does not exist", noun, shown(src))
-		return abs, false
-	}
-	real, err := filepath.EvalSymlinks(abs)
+	real, err := d.links.Eval(abs)
 	if err != nil {
-		d.errAt(n, p, "%s is a link to nothing (%v)", shown(src), unwrapPath(err))
+		if _, lerr := os.Lstat(abs); lerr != nil {
+			d.errAt(n, p, "%s%s does not exist", noun, shown(src))
+		} else {
+			d.errAt(n, p, "%s is a link to nothing (%v)", shown(src), unwrapPath(err))
+		}
 		return abs, false
 	}
-	dir, err := filepath.EvalSymlinks(d.dir)
+	dir, err := d.links.Eval(d.dir)
 	if err != nil {
 		dir = d.dir
 	}
