@@ -76,13 +76,13 @@ func typedList(gvk schema.GroupVersionKind) (runtime.Object, bool) {
 // listTyped runs req into list and turns its items into unstructured ones without their
 // managed fields, which nothing reads. The API server encodes a 1,000-node group's LISTs as
 // protobuf for about a third of the CPU JSON costs it (issue 17), on the cores slipway runs
-// on, and their managed fields arrive as one opaque field each. The items go to maps through
-// JSON, the encoding the API server would have sent. runtime's converter is faster (the 5,002
-// objects of a 1,000-node group: 129–142 ms against 184–247 ms, benchmarked side by side), but
-// it sizes every map for all the fields of its struct: a 1,000-node plan peaked at 141–145 MB
-// with it against 130–138 MB, too near the 150 MB the plan must stay under (issue 17, run 7).
-// The objects are those a JSON LIST gives (TestListAsProtobufMatchesJSON), but for fields
-// newer than this client's types, which protobuf drops: nothing slipway compares or reads.
+// on, and their managed fields arrive as one opaque field each. Each item becomes the maps
+// JSON would have made of it (jsonMap, one reflection walk; the JSON round trip where it
+// declines). runtime's converter is faster than the round trip too, but it sizes every map
+// for all the fields of its struct: a 1,000-node plan peaked at 141–145 MB with it against
+// 130–138 MB (issue 17, run 7). The objects are those a JSON LIST gives
+// (TestListAsProtobufMatchesJSON), but for fields newer than this client's types, which
+// protobuf drops: nothing slipway compares or reads.
 func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	if err := req.Do(ctx).Into(list); err != nil {
 		return nil, err
@@ -93,17 +93,12 @@ func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk 
 	}
 	out := make([]*unstructured.Unstructured, 0, len(items))
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
 	for _, it := range items {
 		if a, err := meta.Accessor(it); err == nil {
 			a.SetManagedFields(nil)
 		}
-		buf.Reset()
-		if err := enc.Encode(it); err != nil {
-			return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
-		}
-		var m map[string]any
-		if err := utiljson.Unmarshal(buf.Bytes(), &m); err != nil {
+		m, err := itemMap(it, &buf)
+		if err != nil {
 			return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
 		}
 		u := &unstructured.Unstructured{Object: m}
@@ -116,6 +111,22 @@ func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk 
 		}
 	}
 	return out, nil
+}
+
+// itemMap is the JSON round trip of a typed item, by jsonMap where it can; buf is scratch.
+func itemMap(it runtime.Object, buf *bytes.Buffer) (map[string]any, error) {
+	if m, ok := jsonMap(it); ok {
+		return m, nil
+	}
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(it); err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(buf.Bytes(), &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // decodeList decodes the items of a LIST response, each given gvk (a list's items carry none).
