@@ -250,9 +250,9 @@ type jsonField struct {
 
 // How omitzero asks a field whether it is zero, as encoding/json does.
 const (
-	zeroByValue = 1 + iota // reflect's IsZero
-	zeroByMethod           // the type's IsZero
-	zeroByAddr             // the pointer's IsZero, the field being addressable
+	zeroByValue  = 1 + iota // reflect's IsZero
+	zeroByMethod            // the type's IsZero
+	zeroByAddr              // the pointer's IsZero, the field being addressable
 )
 
 func (f jsonField) omitted(fv reflect.Value) bool {
