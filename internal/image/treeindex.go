@@ -35,6 +35,13 @@ import (
 // the kernel of this machine (a network file system with a skewed server clock). The content
 // is still read where it is used: a push compresses the layer from the files and fails when
 // their digest is not the recorded one.
+//
+// A recorded tree is checked without listing a directory, by git's untracked cache's rule: the
+// kernel moves a directory's mtime and ctime whenever an entry is made, removed or renamed in
+// it, so a directory (the root among them) whose lstat is as recorded has the entries it had,
+// and an lstat of each recorded path, in the recorded order, proves the whole tree. A mount
+// over a recorded directory changes its device and inode. Any difference, or a path gone,
+// falls back to the full walk.
 type treeIndex struct {
 	path   string
 	now    func() time.Time
