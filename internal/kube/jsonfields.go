@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"slipway.dev/slipway/internal/plan"
 )
 
 // What jsonMap reads of a struct type, once per type: encoding/json's rules for its fields.
@@ -26,7 +28,7 @@ const (
 )
 
 func (f jsonField) omitted(fv reflect.Value) bool {
-	if f.omitempty && emptyJSON(fv) {
+	if f.omitempty && plan.OmitEmpty(fv) {
 		return true
 	}
 	switch f.omitzero {
@@ -43,25 +45,6 @@ func (f jsonField) omitted(fv reflect.Value) bool {
 		}
 	}
 	return fv.IsZero()
-}
-
-// emptyJSON is encoding/json's test for omitempty.
-func emptyJSON(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool:
-		return !v.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int() == 0
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return v.Uint() == 0
-	case reflect.Float32, reflect.Float64:
-		return v.Float() == 0
-	case reflect.Pointer, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 var jsonFieldCache sync.Map // reflect.Type → []jsonField

@@ -30,13 +30,29 @@ func jsonMap(obj any) (m map[string]any, ok bool) {
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return nil, false
 	}
-	w := jsonWalker{ok: true}
+	w := walkers.Get().(*jsonWalker)
+	defer walkers.Put(w)
+	w.ok = true
 	out := w.value(v.Elem())
 	m, isMap := out.(map[string]any)
 	return m, w.ok && isMap
 }
 
-type jsonWalker struct{ ok bool }
+// jsonWalker holds a walk's verdict and, as a stack, the keys of the structs it is in: a
+// struct's keys are gathered first, so that its map is made at its size with each field's
+// omission decided once.
+type jsonWalker struct {
+	ok bool
+	kv []keyValue
+}
+
+// walkers keep their stacks from one item of a LIST to the next.
+var walkers = sync.Pool{New: func() any { return &jsonWalker{} }}
+
+type keyValue struct {
+	k string
+	v any
+}
 
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
@@ -88,9 +104,7 @@ func (w *jsonWalker) value(v reflect.Value) any {
 	case reflect.Array:
 		return w.list(v)
 	case reflect.Struct:
-		out := make(map[string]any, w.count(v))
-		w.fields(v, out)
-		return out
+		return w.structValue(v)
 	}
 	w.ok = false // floats, complex numbers, channels, functions
 	return nil
@@ -185,26 +199,25 @@ func (w *jsonWalker) list(v reflect.Value) []any {
 	return out
 }
 
-// count is the number of keys struct v writes.
-func (w *jsonWalker) count(v reflect.Value) int {
-	n := 0
-	for i, f := range jsonFieldsOf(v.Type()) {
-		fv := v.Field(i)
-		switch {
-		case f.skip || f.omitted(fv):
-		case f.inline:
-			if in, some := inlinedStruct(fv); some {
-				n += w.count(in)
-			}
-		default:
-			n++
+// structValue is the map of struct v.
+func (w *jsonWalker) structValue(v reflect.Value) map[string]any {
+	start := len(w.kv)
+	w.fields(v)
+	var out map[string]any
+	if w.ok {
+		out = make(map[string]any, len(w.kv)-start)
+		for _, p := range w.kv[start:] {
+			out[p.k] = p.v
 		}
 	}
-	return n
+	clear(w.kv[start:])
+	w.kv = w.kv[:start]
+	return out
 }
 
-// fields writes the keys of struct v into out, those of its inlined structs among them.
-func (w *jsonWalker) fields(v reflect.Value, out map[string]any) {
+// fields pushes the keys of struct v, those of its inlined structs among them. A field's
+// value is walked before its key is pushed: the walk of a struct leaves the stack as it was.
+func (w *jsonWalker) fields(v reflect.Value) {
 	if ambiguous(v.Type()) {
 		w.ok = false // encoding/json's rules of dominance: not mirrored
 		return
@@ -218,10 +231,11 @@ func (w *jsonWalker) fields(v reflect.Value, out map[string]any) {
 		case f.skip || f.omitted(fv):
 		case f.inline:
 			if in, some := inlinedStruct(fv); some {
-				w.fields(in, out)
+				w.fields(in)
 			}
 		default:
-			out[f.name] = w.value(fv)
+			val := w.value(fv)
+			w.kv = append(w.kv, keyValue{f.name, val})
 		}
 	}
 }

@@ -262,11 +262,12 @@ type field struct {
 }
 
 func (f field) omitted(fv reflect.Value) bool {
-	return (f.omitempty && emptyField(fv)) || (f.omitzero != nil && f.omitzero(fv))
+	return (f.omitempty && OmitEmpty(fv)) || (f.omitzero != nil && f.omitzero(fv))
 }
 
-// emptyField is the converter's test for omitempty (runtime's isEmpty): a struct never is.
-func emptyField(v reflect.Value) bool {
+// OmitEmpty is the test for omitempty of runtime's converter (its isEmpty) and of encoding/json
+// alike: a struct never is empty.
+func OmitEmpty(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.Array, reflect.String:
 		return v.Len() == 0
@@ -274,7 +275,7 @@ func emptyField(v reflect.Value) bool {
 		return !v.Bool()
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return v.Int() == 0
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return v.Uint() == 0
 	case reflect.Float32, reflect.Float64:
 		return v.Float() == 0
