@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -142,31 +143,23 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 func (e *Engine) readInputs(ctx context.Context, t Target) (*state.Document, []plan.Image, listed, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lc := make(chan listed, 1)
-	go func() { lc <- e.listLive(ctx, t) }()
-	type resolved struct {
-		images []plan.Image
-		err    error
-	}
-	ic := make(chan resolved, 1)
-	go func() {
-		images, err := e.resolveImages(ctx, t)
-		ic <- resolved{images, err}
-	}()
+	var (
+		wg      sync.WaitGroup
+		l       listed
+		images  []plan.Image
+		imgsErr error
+	)
+	wg.Go(func() { l = e.listLive(ctx, t) })
+	wg.Go(func() { images, imgsErr = e.resolveImages(ctx, t) })
 	doc, err := e.preflightState(ctx, t)
 	if err != nil {
 		cancel()
 	}
-	im, l := <-ic, <-lc
-	switch {
-	case err != nil:
+	wg.Wait()
+	if err := cmp.Or(err, imgsErr, l.err); err != nil {
 		return nil, nil, listed{}, err
-	case im.err != nil:
-		return nil, nil, listed{}, im.err
-	case l.err != nil:
-		return nil, nil, listed{}, l.err
 	}
-	return doc, im.images, l, nil
+	return doc, images, l, nil
 }
 
 // preflightState runs the preflight checks, then reads the state.
