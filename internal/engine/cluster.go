@@ -49,6 +49,8 @@ type clusterReader interface {
 	RuntimeClassExists(ctx context.Context, name string) (bool, error)
 	Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error)
 	ListManaged(ctx context.Context, ns, selector string) (map[plan.Key]*unstructured.Unstructured, error)
+	// ListManagedObjects is ListManaged with the built-in kinds typed: what a plan reads.
+	ListManagedObjects(ctx context.Context, ns, selector string) (map[plan.Key]plan.Object, error)
 	ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error)
 	StopSignalSupported(ctx context.Context, ns string) (bool, error)
 	// ServiceIngress is a LoadBalancer Service's addresses: what a node's names point at.

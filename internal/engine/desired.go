@@ -41,7 +41,7 @@ func desiredObjects(t Target, images []plan.Image, ids, versions map[string]stri
 // every other one converted to unstructured. Most of what a no-op plan spent on its own was converting
 // objects it then found unchanged (issue 17). A Secret is always converted: apply fills its
 // values in from the plan's object.
-func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]*unstructured.Unstructured) ([]*unstructured.Unstructured, plan.Deferred, map[plan.Key]bool, error) {
+func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]plan.Object) ([]*unstructured.Unstructured, plan.Deferred, map[plan.Key]bool, error) {
 	desired := make([]*unstructured.Unstructured, len(objs))
 	deferred := make([]func() (*unstructured.Unstructured, error), len(objs))
 	keys := make([]plan.Key, len(objs)) // of the deferred ones
@@ -54,7 +54,7 @@ func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]*unstr
 			gvk := o.GetObjectKind().GroupVersionKind()
 			k := plan.Key{Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
 			if l := live[k]; l != nil && foreign[k] == nil && gvk.Kind != "Secret" && l.GetDeletionTimestamp() == nil &&
-				plan.SubsetTyped(o, l.Object) {
+				sameAsLive(o, l) {
 				desired[i] = plan.Stub(gvk.GroupVersion().String(), gvk.Kind, k.Namespace, k.Name, o.GetLabels())
 				deferred[i], keys[i] = func() (*unstructured.Unstructured, error) { return kube.ToUnstructured(o) }, k
 				continue
@@ -74,4 +74,41 @@ func convertedOrDeferred(objs []render.Object, live, foreign map[plan.Key]*unstr
 		}
 	}
 	return desired, d, unchanged, nil
+}
+
+// sameAsLive reports whether the rendered object o is Subset of its live object l, neither
+// turned into maps where both are typed (plan.SubsetBothTyped); where that declines, l is
+// converted and compared as SubsetTyped does.
+func sameAsLive(o render.Object, l plan.Object) bool {
+	if u, ok := l.(*unstructured.Unstructured); ok {
+		return plan.SubsetTyped(o, u.Object)
+	}
+	if plan.SubsetBothTyped(o, l) {
+		return true
+	}
+	u, err := kube.AsUnstructured(l)
+	return err == nil && plan.SubsetTyped(o, u.Object)
+}
+
+// liveMaps are the live objects as the plan's comparison takes them: those found unchanged
+// while typed as stubs (plan.LiveStub), which hold what Compute reads of them; every other one
+// unstructured, as Diff and the dry runs need it.
+func liveMaps(live map[plan.Key]plan.Object, unchanged map[plan.Key]bool) (map[plan.Key]*unstructured.Unstructured, error) {
+	out := make(map[plan.Key]*unstructured.Unstructured, len(live))
+	for k, o := range live {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			out[k] = u
+			continue
+		}
+		if unchanged[k] {
+			out[k] = plan.LiveStub(o)
+			continue
+		}
+		u, err := kube.AsUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = u
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	corev1 "k8s.io/api/core/v1"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,7 +16,7 @@ import (
 // planDNS adds to p, per node, the record sets apply publishes, changes or retires and the
 // conflicts that refuse a node (SPEC §7). It reads the server with queries only: the sets the
 // file wants, and those the state says were published (a name removed from the file).
-func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, live map[plan.Key]*unstructured.Unstructured, p *plan.Plan) error {
+func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, p *plan.Plan) error {
 	if t.Group.Publish == nil {
 		return nil // no server to read: the records of a removed publish: stay as they are
 	}
@@ -122,6 +123,19 @@ func addRecord(p *plan.Plan, g *spec.Group, node string, rc plan.RecordChange) {
 }
 
 // ingressOf reads a Service's status.loadBalancer.ingress: its IPs, or host names.
+// serviceIngress is ingressOf of a typed Service.
+func serviceIngress(svc *corev1.Service) []string {
+	var out []string
+	for _, x := range svc.Status.LoadBalancer.Ingress {
+		if x.IP != "" {
+			out = append(out, x.IP)
+		} else if x.Hostname != "" {
+			out = append(out, x.Hostname)
+		}
+	}
+	return out
+}
+
 func ingressOf(svc *unstructured.Unstructured) []string {
 	ing, _, _ := unstructured.NestedSlice(svc.Object, "status", "loadBalancer", "ingress")
 	var out []string

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 
 	"slipway.dev/slipway/internal/kube"
@@ -357,6 +358,36 @@ func (f *fakeCluster) ListManaged(_ context.Context, ns, _ string) (map[plan.Key
 		}
 	}
 	return out, nil
+}
+
+// ListManagedObjects is ListManaged with the built-in kinds typed, as kube's client gives
+// them: the engine's tests run the plan's typed comparison.
+func (f *fakeCluster) ListManagedObjects(ctx context.Context, ns, sel string) (map[plan.Key]plan.Object, error) {
+	live, err := f.ListManaged(ctx, ns, sel)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[plan.Key]plan.Object, len(live))
+	for k, u := range live {
+		out[k] = typedOrNot(u)
+	}
+	return out, nil
+}
+
+// typedOrNot is u in the client-go scheme's type of its kind, u itself for a kind it lacks.
+func typedOrNot(u *unstructured.Unstructured) plan.Object {
+	obj, err := scheme.Scheme.New(u.GroupVersionKind())
+	if err != nil {
+		return u
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return u
+	}
+	o, ok := obj.(plan.Object)
+	if !ok {
+		return u
+	}
+	return o
 }
 
 // ServiceIngress is the load balancer's address of the Service (fakePublish.addresses).

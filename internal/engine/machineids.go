@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -17,7 +16,7 @@ import (
 // Deployment already runs with (a state lost or moved to another backend must not give a
 // running node a new identity); else a new random UUID. fresh lists, in the group's order,
 // the nodes whose ID the state lacks. Role pods take their pod's UID (render): they have none.
-func MachineIDs(g *spec.Group, doc *state.Document, live map[plan.Key]*unstructured.Unstructured, ns string) (ids map[string]string, fresh []string) {
+func MachineIDs(g *spec.Group, doc *state.Document, live map[plan.Key]plan.Object, ns string) (ids map[string]string, fresh []string) {
 	ids = map[string]string{}
 	for _, n := range g.Nodes {
 		id := ""
@@ -37,17 +36,11 @@ func MachineIDs(g *spec.Group, doc *state.Document, live map[plan.Key]*unstructu
 }
 
 // runningMachineID is the container_uuid a live Deployment gives its pods, "" when none.
-func runningMachineID(d *unstructured.Unstructured) string {
-	if d == nil {
-		return ""
-	}
-	for _, c := range containersOf(d) {
-		m, _ := c.(map[string]any)
-		env, _ := m["env"].([]any)
-		for _, e := range env {
-			if m, ok := e.(map[string]any); ok && m["name"] == render.EnvMachineID {
-				v, _ := m["value"].(string)
-				return v
+func runningMachineID(d plan.Object) string {
+	for _, c := range liveContainers(d) {
+		for _, e := range c.Env {
+			if e.Name == render.EnvMachineID {
+				return e.Value
 			}
 		}
 	}
@@ -69,7 +62,7 @@ func (e *Engine) RecordMachineIDs(ctx context.Context, t Target) (ids map[string
 		return ids, nil, nil
 	}
 	if e.o.Kube != nil {
-		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
+		live, err := e.o.Kube.ListManagedObjects(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("group %s: machine IDs: read the running Deployments: %w", t.Group.Name, err)
 		}

@@ -15,15 +15,15 @@ import (
 // group's (its slipway.dev/group label) and the others. A desired object whose name one of
 // the others holds must not be taken over (issue 11 item 4). Listing without a label selector
 // costs the same requests as with one (one LIST per kind), so a no-op plan stays as cheap.
-func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[plan.Key]*unstructured.Unstructured, err error) {
-	all, err := e.o.Kube.ListManaged(ctx, ns, "")
+func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[plan.Key]plan.Object, err error) {
+	all, err := e.o.Kube.ListManagedObjects(ctx, ns, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	own = make(map[plan.Key]*unstructured.Unstructured, len(all))
-	foreign = map[plan.Key]*unstructured.Unstructured{}
+	own = make(map[plan.Key]plan.Object, len(all))
+	foreign = map[plan.Key]plan.Object{}
 	for k, u := range all {
-		if plan.Label(u, spec.LabelGroup) == group {
+		if u.GetLabels()[spec.LabelGroup] == group {
 			own[k] = u
 		} else {
 			foreign[k] = u

@@ -110,12 +110,12 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	stateInput(&in, doc)
 	migrationInput(&in, versions, doc)
 	for _, n := range t.Group.Nodes {
-		if d := in.Live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
-			in.RunningImages[n.Name] = containerImage(d, render.ContainerNode)
+		if d := l.live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
+			in.RunningImages[n.Name] = liveContainerImage(d, render.ContainerNode)
 		}
 	}
 	if !suspended {
-		if in.NotReady, err = e.notReady(ctx, t, in.Live); err != nil {
+		if in.NotReady, err = e.notReady(ctx, t, l.live); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +129,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 			p.Notes = append(p.Notes, note)
 		}
 	}
-	if err := e.planDNS(ctx, t, doc, in.Live, p); err != nil {
+	if err := e.planDNS(ctx, t, doc, p); err != nil {
 		return nil, err
 	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
@@ -172,7 +172,7 @@ func (e *Engine) preflightState(ctx context.Context, t Target) (*state.Document,
 
 // listed is what Plan reads of the cluster while the images resolve.
 type listed struct {
-	live, foreign map[plan.Key]*unstructured.Unstructured
+	live, foreign map[plan.Key]plan.Object // typed for the built-in kinds
 	ns            *unstructured.Unstructured
 	err           error
 	features      features
@@ -195,11 +195,19 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 	if foreignNS {
 		objs = withoutNamespace(objs)
 	}
-	liveByKey := maps.Clone(l.live)
+	live := maps.Clone(l.live)
 	if l.ns != nil {
-		liveByKey[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
+		live[plan.Key{Kind: "Namespace", Name: t.Namespace}] = l.ns
 	}
-	desired, deferred, unchanged, err := convertedOrDeferred(objs, liveByKey, l.foreign)
+	desired, deferred, unchanged, err := convertedOrDeferred(objs, live, l.foreign)
+	if err != nil {
+		return plan.Input{}, err
+	}
+	liveByKey, err := liveMaps(live, unchanged)
+	if err != nil {
+		return plan.Input{}, err
+	}
+	foreign, err := liveMaps(l.foreign, nil)
 	if err != nil {
 		return plan.Input{}, err
 	}
@@ -209,14 +217,14 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 		if l.ns == nil {
 			newNS = t.Namespace
 		}
-		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, l.foreign, newNS, forApply, unchanged); err != nil {
+		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, foreign, newNS, forApply, unchanged); err != nil {
 			return plan.Input{}, err
 		}
 	}
 	return plan.Input{
 		Group: t.Group.Name, Namespace: t.Namespace,
 		Desired: desired, Live: liveByKey, DryRun: dry, Immutable: immutable, Unchanged: unchanged,
-		Deferred: deferred, Foreign: l.foreign, ForeignNamespace: foreignNS,
+		Deferred: deferred, Foreign: foreign, ForeignNamespace: foreignNS,
 		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
 		Interrupted: map[string]string{},
 	}, nil
@@ -260,7 +268,8 @@ func stateInput(in *plan.Input, doc *state.Document) {
 	}
 }
 
-// containerImage returns the image of the named container of a Deployment.
+// containerImage returns the image of the named container of a Deployment (liveContainerImage
+// reads a live one as the plan holds it).
 func containerImage(d *unstructured.Unstructured, container string) string {
 	for _, c := range containersOf(d) {
 		m, _ := c.(map[string]any)
@@ -273,8 +282,7 @@ func containerImage(d *unstructured.Unstructured, container string) string {
 }
 
 // containersOf returns the containers of a Deployment's pod template as d holds them, not
-// copied (unstructured.NestedSlice copies them deeply): the callers only read them, for every
-// node of a plan, three times over.
+// copied (unstructured.NestedSlice copies them deeply): the callers only read them.
 func containersOf(d *unstructured.Unstructured) []any {
 	v, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "template", "spec", "containers")
 	cs, _ := v.([]any)

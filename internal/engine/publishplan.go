@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/plan"
@@ -25,8 +26,8 @@ func (e *Engine) publishPlan(ctx context.Context, t Target, l listed) (map[strin
 		case spec.BehindGateway:
 			behind = append(behind, n)
 		case spec.OwnAddress:
-			if svc := l.live[plan.Key{Kind: "Service", Namespace: t.Namespace, Name: n.Name}]; svc != nil && isLoadBalancer(svc) {
-				addrs[n.Name] = ingressOf(svc)
+			if svc := asTyped[corev1.Service](l.live[plan.Key{Kind: "Service", Namespace: t.Namespace, Name: n.Name}]); svc != nil && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+				addrs[n.Name] = serviceIngress(svc)
 			}
 		}
 	}

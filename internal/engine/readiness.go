@@ -7,8 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -21,14 +19,13 @@ import (
 // the state says (a state write lost, a pod that stopped being ready). The Deployment's status
 // clears almost every node for free; only one that looks not ready costs a list of pods, and is
 // judged from them as a rollout is (its status lags the pods by a moment after a rollout).
-func (e *Engine) notReady(ctx context.Context, t Target, live map[plan.Key]*unstructured.Unstructured) (map[string]string, error) {
+func (e *Engine) notReady(ctx context.Context, t Target, live map[plan.Key]plan.Object) (map[string]string, error) {
 	var suspects []string
 	for _, n := range t.Group.Nodes {
-		u := live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]
-		if u == nil {
+		d := asTyped[appsv1.Deployment](live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}])
+		if d == nil {
 			continue
 		}
-		d := rolloutFields(u)
 		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
 			continue // nothing should run; a change of its replicas shows as such
 		}
@@ -84,24 +81,4 @@ func judge(wl *kube.Workloads, d *appsv1.Deployment, now time.Time) status.Resul
 		}
 	}
 	return status.Rollout(status.Input{Deployment: d, ReplicaSets: rss, Pods: pods, Now: now})
-}
-
-// rolloutFields reads what wasReady looks at of a live Deployment: its generation, replicas
-// and status counts. Converting the whole object to its type cost more than the rest of a
-// no-op plan's readiness check at 1,000 nodes (issue 17).
-func rolloutFields(u *unstructured.Unstructured) *appsv1.Deployment {
-	d := &appsv1.Deployment{}
-	d.Generation = u.GetGeneration()
-	if r, ok, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); ok {
-		d.Spec.Replicas = ptr.To(int32(r))
-	}
-	st := func(f string) int64 {
-		v, _, _ := unstructured.NestedInt64(u.Object, "status", f)
-		return v
-	}
-	d.Status.ObservedGeneration = st("observedGeneration")
-	d.Status.UpdatedReplicas = int32(st("updatedReplicas"))
-	d.Status.ReadyReplicas = int32(st("readyReplicas"))
-	d.Status.Replicas = int32(st("replicas"))
-	return d
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -65,8 +64,7 @@ func TestCheckReferencesOfRoles(t *testing.T) {
 	t.Setenv("SLIPWAY_ENGINE_ROLE_TOKEN", "x")
 	g, _ := roleInputsPlan(t)
 	file := g.File
-	live := map[plan.Key]*unstructured.Unstructured{}
-	err := checkReferences(g, "demo", live)
+	err := checkReferences(g, "demo", map[plan.Key]plan.Object{})
 	want := []string{
 		"node web: env DB: Secret db does not exist in namespace demo (" + file + ":6)",
 		"node web: role own: env LEVEL: ConfigMap settings does not exist in namespace demo (" + file + ":12)",

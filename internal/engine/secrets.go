@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/plan"
@@ -100,8 +101,8 @@ func madeSecret(n *spec.Node, name string) (spec.SecretSource, bool) {
 // §3a): found now, not by a pod stuck in CreateContainerConfigError. objects holds the
 // namespace's Secrets and ConfigMaps (values blanked, keys kept); the config: and secrets:
 // of the nodes and roles are made by the apply and need no check.
-func checkReferences(g *spec.Group, ns string, objects ...map[plan.Key]*unstructured.Unstructured) error {
-	lookup := func(kind, name string) *unstructured.Unstructured {
+func checkReferences(g *spec.Group, ns string, objects ...map[plan.Key]plan.Object) error {
+	lookup := func(kind, name string) plan.Object {
 		for _, m := range objects {
 			if u := m[plan.Key{Kind: kind, Namespace: ns, Name: name}]; u != nil {
 				return u
@@ -127,12 +128,8 @@ func checkReferences(g *spec.Group, ns string, objects ...map[plan.Key]*unstruct
 		if key == "" {
 			return
 		}
-		data, _ := u.Object["data"].(map[string]any)
-		binary, _ := u.Object["binaryData"].(map[string]any)
-		if _, ok := data[key]; !ok {
-			if _, ok := binary[key]; !ok {
-				errs = append(errs, fmt.Errorf("node %s: %s: %s %s has no key %s (%s)", who, what, kind, name, key, where))
-			}
+		if !hasDataKey(u, key) {
+			errs = append(errs, fmt.Errorf("node %s: %s: %s %s has no key %s (%s)", who, what, kind, name, key, where))
 		}
 	}
 	checkInputs := func(who string, in *spec.PodInputs) {
@@ -183,4 +180,24 @@ func sortedRefNames(m map[string]spec.EnvRef) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// hasDataKey reports whether the Secret or ConfigMap o has key among its data or binary data.
+func hasDataKey(o plan.Object, key string) bool {
+	switch t := o.(type) {
+	case *corev1.Secret:
+		_, ok := t.Data[key]
+		return ok
+	case *corev1.ConfigMap:
+		_, inData := t.Data[key]
+		_, inBinary := t.BinaryData[key]
+		return inData || inBinary
+	case *unstructured.Unstructured:
+		data, _ := t.Object["data"].(map[string]any)
+		binary, _ := t.Object["binaryData"].(map[string]any)
+		_, inData := data[key]
+		_, inBinary := binary[key]
+		return inData || inBinary
+	}
+	return false
 }

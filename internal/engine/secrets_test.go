@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,20 +142,25 @@ func TestCheckReferences(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			live := map[plan.Key]*unstructured.Unstructured{}
-			for _, o := range tt.objects {
-				k, u := obj(o[0], o[1], o[2])
-				live[k] = u
-			}
-			err := checkReferences(g, "demo", live)
-			var got []string
-			if err != nil {
-				got = strings.Split(err.Error(), "\n")
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("errors (-want +got):\n%s", diff)
-			}
-		})
+		for _, typed := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, typed %v", tt.name, typed), func(t *testing.T) {
+				live := map[plan.Key]plan.Object{}
+				for _, o := range tt.objects {
+					k, u := obj(o[0], o[1], o[2])
+					live[k] = u
+					if typed {
+						live[k] = typedOrNot(u)
+					}
+				}
+				err := checkReferences(g, "demo", live)
+				var got []string
+				if err != nil {
+					got = strings.Split(err.Error(), "\n")
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -27,7 +26,7 @@ type stopSignalCheck struct {
 // note plan shows once. A live Deployment that carries a stop signal proves support without
 // a request; otherwise one server-side dry run decides, in the group's namespace when it
 // exists, else in "default".
-func (e *Engine) stopSignal(ctx context.Context, g *spec.Group, ns string, live map[plan.Key]*unstructured.Unstructured, nsExists bool) (bool, string) {
+func (e *Engine) stopSignal(ctx context.Context, g *spec.Group, ns string, live map[plan.Key]plan.Object, nsExists bool) (bool, string) {
 	if !hasSystemd(g) {
 		return false, ""
 	}
@@ -76,16 +75,14 @@ func hasSystemd(g *spec.Group) bool {
 
 // keepsStopSignal reports whether a live Deployment has a container with a stop signal: the
 // server kept it, so it supports them.
-func keepsStopSignal(live map[plan.Key]*unstructured.Unstructured) bool {
+func keepsStopSignal(live map[plan.Key]plan.Object) bool {
 	for k, d := range live {
 		if k.Kind != "Deployment" {
 			continue
 		}
-		for _, c := range containersOf(d) {
-			if m, ok := c.(map[string]any); ok {
-				if s, _, _ := unstructured.NestedString(m, "lifecycle", "stopSignal"); s != "" {
-					return true
-				}
+		for _, c := range liveContainers(d) {
+			if c.Lifecycle != nil && c.Lifecycle.StopSignal != nil && *c.Lifecycle.StopSignal != "" {
+				return true
 			}
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/plan"
@@ -18,14 +20,19 @@ import (
 func TestStopSignal(t *testing.T) {
 	systemd := &spec.Group{Name: "g", Nodes: []*spec.Node{{Name: "web", Init: spec.InitSystemd}, {Name: "db", Init: spec.InitNone}}}
 	plain := &spec.Group{Name: "g", Nodes: []*spec.Node{{Name: "db", Init: spec.InitNone}}}
-	withSignal := map[plan.Key]*unstructured.Unstructured{
-		{Kind: "Deployment", Namespace: "g", Name: "web"}: {Object: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+	withSignal := map[plan.Key]plan.Object{
+		{Kind: "Deployment", Namespace: "g", Name: "web"}: &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 			"containers": []any{map[string]any{"name": "node", "lifecycle": map[string]any{"stopSignal": "SIGRTMIN+3"}}}}}}}},
+	}
+	signal := corev1.SIGRTMINPLUS3
+	typedSignal := map[plan.Key]plan.Object{
+		{Kind: "Deployment", Namespace: "g", Name: "web"}: &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "node", Lifecycle: &corev1.Lifecycle{StopSignal: &signal}}}}}}},
 	}
 	tests := []struct {
 		name      string
 		group     *spec.Group
-		live      map[plan.Key]*unstructured.Unstructured
+		live      map[plan.Key]plan.Object
 		nsExists  bool
 		supported bool
 		err       error
@@ -38,6 +45,7 @@ func TestStopSignal(t *testing.T) {
 		{"cannot tell", systemd, nil, true, false, errors.New("forbidden"), false, "is unknown (forbidden)", []string{"g"}},
 		{"namespace not there yet", systemd, nil, false, true, nil, true, "", []string{"default"}},
 		{"a live Deployment keeps one", systemd, withSignal, true, false, nil, true, "", nil},
+		{"a typed live Deployment keeps one", systemd, typedSignal, true, false, nil, true, "", nil},
 		{"no systemd node", plain, nil, true, true, nil, false, "", nil},
 	}
 	for _, tt := range tests {

@@ -171,7 +171,7 @@ func (c *Client) Apply(ctx context.Context, obj runtime.Object, opts ApplyOption
 		return nil, fmt.Errorf("%s %s: apply: %w", u.GetKind(), qualified(u.GetNamespace(), u.GetName()), err)
 	}
 	if u.GetKind() == "Secret" {
-		withoutSecretData(out) // the values went to the server; they go nowhere else
+		withoutSecretValues(out) // the values went to the server; they go nowhere else
 	}
 	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,16 +14,19 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+
+	"slipway.dev/slipway/internal/plan"
 )
 
-// listRaw lists the objects of gvk in ns that carry selector, without their managed fields:
-// the callers compare specs and read labels, never the field managers' records, which are
-// about half of a small object (a 1,000-node plan holds 5,000 objects for its whole run).
+// listObjects lists the objects of gvk in ns that carry selector, without their managed
+// fields: the callers compare specs and read labels, never the field managers' records, which
+// are about half of a small object (a 1,000-node plan holds 5,000 objects for its whole run).
 //
-// A built-in kind comes as protobuf (listTyped), anything else as JSON decoded in one pass:
-// the dynamic client decodes a LIST twice over, the list with its items kept as raw JSON,
-// then every item again. For a 1,000-node plan that was 38 % of its CPU (issue 17).
-func (c *Client) listRaw(ctx context.Context, gvk schema.GroupVersionKind, ns, selector string) ([]*unstructured.Unstructured, error) {
+// A built-in kind comes as protobuf into the client's types (listTyped), anything else as
+// JSON decoded in one pass: the dynamic client decodes a LIST twice over, the list with its
+// items kept as raw JSON, then every item again. For a 1,000-node plan that was 38 % of its
+// CPU (issue 17).
+func (c *Client) listObjects(ctx context.Context, gvk schema.GroupVersionKind, ns, selector string) ([]plan.Object, error) {
 	req, err := c.listRequest(gvk, ns, selector)
 	if err != nil {
 		return nil, err
@@ -32,7 +34,30 @@ func (c *Client) listRaw(ctx context.Context, gvk schema.GroupVersionKind, ns, s
 	if list, ok := typedList(gvk); ok {
 		return listTyped(ctx, req, list, gvk)
 	}
-	return listJSON(ctx, req, gvk)
+	items, err := listJSON(ctx, req, gvk)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]plan.Object, len(items))
+	for i, u := range items {
+		out[i] = u
+	}
+	return out, nil
+}
+
+// listRaw is listObjects with every item unstructured.
+func (c *Client) listRaw(ctx context.Context, gvk schema.GroupVersionKind, ns, selector string) ([]*unstructured.Unstructured, error) {
+	objs, err := c.listObjects(ctx, gvk, ns, selector)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		if out[i], err = AsUnstructured(o); err != nil {
+			return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
+		}
+	}
+	return out, nil
 }
 
 // listRequest is the LIST of gvk in ns that carry selector.
@@ -73,17 +98,15 @@ func typedList(gvk schema.GroupVersionKind) (runtime.Object, bool) {
 	return list, err == nil
 }
 
-// listTyped runs req into list and turns its items into unstructured ones without their
-// managed fields, which nothing reads. The API server encodes a 1,000-node group's LISTs as
-// protobuf for about a third of the CPU JSON costs it (issue 17), on the cores slipway runs
-// on, and their managed fields arrive as one opaque field each. Each item becomes the maps
-// JSON would have made of it (jsonMap, one reflection walk; the JSON round trip where it
-// declines). runtime's converter is faster than the round trip too, but it sizes every map
-// for all the fields of its struct: a 1,000-node plan peaked at 141–145 MB with it against
-// 130–138 MB (issue 17, run 7). The objects are those a JSON LIST gives
-// (TestListAsProtobufMatchesJSON), but for fields newer than this client's types, which
-// protobuf drops: nothing slipway compares or reads.
-func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+// listTyped runs req into list and returns its items, typed, without their managed fields,
+// which nothing reads, and with their kind set (a list's items carry none). The API server
+// encodes a 1,000-node group's LISTs as protobuf for about a third of the CPU JSON costs it
+// (issue 17), on the cores slipway runs on, and their managed fields arrive as one opaque
+// field each. The items hold what a JSON LIST gives (TestListAsProtobufMatchesJSON), but for
+// fields newer than this client's types, which protobuf drops: nothing slipway compares or
+// reads. They stay typed: a plan compares them with the rendered objects as they are
+// (plan.SubsetBothTyped), and turns into maps (AsUnstructured) only those it must read so.
+func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk schema.GroupVersionKind) ([]plan.Object, error) {
 	if err := req.Do(ctx).Into(list); err != nil {
 		return nil, err
 	}
@@ -91,26 +114,31 @@ func listTyped(ctx context.Context, req *rest.Request, list runtime.Object, gvk 
 	if err != nil {
 		return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
 	}
-	out := make([]*unstructured.Unstructured, 0, len(items))
-	var buf bytes.Buffer
+	out := make([]plan.Object, 0, len(items))
 	for _, it := range items {
-		if a, err := meta.Accessor(it); err == nil {
-			a.SetManagedFields(nil)
+		o, ok := it.(plan.Object)
+		if !ok {
+			return nil, fmt.Errorf("decode %s list: an item of type %T", gvk.Kind, it)
 		}
-		m, err := itemMap(it, &buf)
-		if err != nil {
-			return nil, fmt.Errorf("decode %s list: %w", gvk.Kind, err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetGroupVersionKind(gvk)
-		out = append(out, u)
-		// The typed item is done with: zeroed, what it points to (its strings, maps and
-		// slices) can go while the next ones convert, rather than once the whole list has.
-		if v := reflect.ValueOf(it); v.Kind() == reflect.Pointer && !v.IsNil() {
-			v.Elem().SetZero()
-		}
+		o.SetManagedFields(nil)
+		o.GetObjectKind().SetGroupVersionKind(gvk)
+		out = append(out, o)
 	}
 	return out, nil
+}
+
+// AsUnstructured is o as unstructured: o itself when it is, else the maps its JSON round trip
+// makes (jsonMap, one reflection walk; the round trip itself where it declines).
+func AsUnstructured(o plan.Object) (*unstructured.Unstructured, error) {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	var buf bytes.Buffer
+	m, err := itemMap(o, &buf)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetNamespace(), o.GetName(), err)
+	}
+	return &unstructured.Unstructured{Object: m}, nil
 }
 
 // itemMap is the JSON round trip of a typed item, by jsonMap where it can; buf is scratch.

@@ -86,15 +86,16 @@ func (c *Client) Namespace(ctx context.Context, ns string) (*unstructured.Unstru
 	return u, nil
 }
 
-// ListManaged lists the objects of ManagedKinds in ns that carry selector (one LIST per kind).
-func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan.Key]*unstructured.Unstructured, error) {
-	out := map[plan.Key]*unstructured.Unstructured{}
+// ListManagedObjects lists the objects of ManagedKinds in ns that carry selector (one LIST per
+// kind), typed where the client knows the kind (listObjects). A Secret's values are blanked.
+func (c *Client) ListManagedObjects(ctx context.Context, ns, selector string) (map[plan.Key]plan.Object, error) {
+	out := map[plan.Key]plan.Object{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(ManagedKinds))
 	for i, gvk := range ManagedKinds {
 		wg.Go(func() {
-			items, err := c.listRaw(ctx, gvk, ns, selector)
+			items, err := c.listObjects(ctx, gvk, ns, selector)
 			if err != nil && optionalKinds[gvk] && meta.IsNoMatchError(err) {
 				return // the cluster lacks the kind, so it holds none of them
 			}
@@ -104,19 +105,33 @@ func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, u := range items {
-				if plan.Label(u, labelComponent) == componentState {
+			for _, o := range items {
+				if o.GetLabels()[labelComponent] == componentState {
 					continue // the state backend's Secret: not an object of the group's file
 				}
-				if gvk.Kind == "Secret" {
-					withoutSecretData(u)
-				}
-				out[plan.KeyOf(u)] = u
+				withoutSecretValues(o)
+				out[plan.Key{Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}] = o
 			}
 		})
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// ListManaged is ListManagedObjects with every object unstructured.
+func (c *Client) ListManaged(ctx context.Context, ns, selector string) (map[plan.Key]*unstructured.Unstructured, error) {
+	objs, err := c.ListManagedObjects(ctx, ns, selector)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[plan.Key]*unstructured.Unstructured, len(objs))
+	for k, o := range objs {
+		if out[k], err = AsUnstructured(o); err != nil {
+			return nil, err
+		}
+		out[k].SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
+	}
+	return out, nil
 }
 
 // resourceOf is the client of object k's resource.
@@ -272,16 +287,27 @@ const (
 	componentState = "state"
 )
 
-// withoutSecretData blanks a Secret's values, keeping its keys (plan checks that a referenced
+// withoutSecretValues blanks a Secret's values, keeping its keys (plan checks that a referenced
 // key exists): slipway compares its own Secrets by the hash annotation it writes, and a value
 // it never holds cannot reach a plan's diff, a saved plan or an error.
-func withoutSecretData(u *unstructured.Unstructured) {
-	unstructured.RemoveNestedField(u.Object, "stringData")
-	data, ok := u.Object["data"].(map[string]any)
-	if !ok {
-		return
-	}
-	for k := range data {
-		data[k] = ""
+func withoutSecretValues(o plan.Object) {
+	switch s := o.(type) {
+	case *corev1.Secret:
+		s.StringData = nil
+		for k := range s.Data {
+			s.Data[k] = []byte{}
+		}
+	case *unstructured.Unstructured:
+		if s.GetKind() != "Secret" {
+			return
+		}
+		unstructured.RemoveNestedField(s.Object, "stringData")
+		data, ok := s.Object["data"].(map[string]any)
+		if !ok {
+			return
+		}
+		for k := range data {
+			data[k] = ""
+		}
 	}
 }

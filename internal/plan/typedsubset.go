@@ -258,7 +258,8 @@ type field struct {
 	inline    bool
 	omitempty bool
 	omitzero  func(reflect.Value) bool
-	unknown   bool // a rule not mirrored here: no proof either way
+	unknown   bool       // a rule not mirrored here: no proof either way
+	conv      conversion // how the field's type converts (SubsetBothTyped)
 }
 
 func (f field) omitted(fv reflect.Value) bool {
@@ -323,7 +324,11 @@ func fieldsOf(t reflect.Type) []field {
 				f.name = sf.Name
 			}
 		}
+		f.conv = conversionOf(sf.Type)
 		f.skip = f.name == "-"
+		if !sf.IsExported() && !sf.Anonymous {
+			f.unknown = true // neither the converter nor encoding/json reads it alike: no API type has one
+		}
 		f.inline = f.name == ""
 	}
 	fieldCache.Store(t, fs)
