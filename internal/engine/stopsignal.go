@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
