@@ -30,6 +30,7 @@ var allowed = map[string][]string{
 	"status":     {"event"},
 	"ui":         {"event", "plan", "spec", "status"},
 	"parallel":   {},
+	"heap":       {}, // the process's huge pages: main asks before anything runs
 	"netaddr":    {}, // whether an address is on this machine: image and kube ask it alike
 	"realpath":   {}, // links resolved once per directory: spec's load and image's build alike
 	"image":      {"event", "netaddr", "parallel", "realpath"},

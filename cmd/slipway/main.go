@@ -9,9 +9,15 @@ import (
 	"syscall"
 
 	"slipway.dev/slipway/internal/cli"
+	"slipway.dev/slipway/internal/heap"
 )
 
+// heapHint is the heap the huge pages are asked for: a no-op plan of 2,000 nodes peaked at
+// about 200 MB of heap (issue 17). It costs address space, not memory.
+const heapHint = 256 << 20
+
 func main() {
+	heap.PreferHugePages(heapHint)
 	stopProfiles, perr := startProfiles(os.Getenv)
 	if perr != nil {
 		fmt.Fprintln(os.Stderr, "warning: profile:", perr)
