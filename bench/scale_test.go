@@ -77,3 +77,30 @@ func TestScaleSVG(t *testing.T) {
 		t.Errorf("%d lines, want %d", polylines, want)
 	}
 }
+
+// The median of the repeated steps is the middle wall time, the later of two middle ones.
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		walls []float64
+		want  float64
+	}{
+		{"one", []float64{0.7}, 0.7},
+		{"three in order", []float64{0.5, 0.6, 0.7}, 0.6},
+		{"three unordered", []float64{1.04, 0.61, 0.58}, 0.61},
+		{"two", []float64{0.9, 0.5}, 0.9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var steps []Step
+			for _, w := range tc.walls {
+				steps = append(steps, Step{Step: "plan", WallSeconds: w})
+			}
+			if got := median(steps).WallSeconds; got != tc.want {
+				t.Errorf("median of %v = %v, want %v", tc.walls, got, tc.want)
+			}
+			if diff := cmp.Diff(tc.walls, walls(steps)); diff != "" {
+				t.Errorf("walls changed order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
