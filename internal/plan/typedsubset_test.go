@@ -63,6 +63,19 @@ func renderedObjects(t *testing.T) []render.Object {
 	return out
 }
 
+// eachMutation calls check with a copy of u that has one of its leaves changed, dropped,
+// emptied or nulled, for every leaf and every mutation that applies to it.
+func eachMutation(u map[string]any, check func(what string, have map[string]any)) {
+	for _, p := range leafPaths(u, nil) {
+		for _, m := range mutations {
+			have := runtime.DeepCopyJSON(u)
+			if m.apply(have, p) {
+				check(fmt.Sprintf("%s %s", m.name, strings.Join(p, ".")), have)
+			}
+		}
+	}
+}
+
 // TestSubsetTypedIsSubsetOfTheConversion checks the typed comparison against Subset of the
 // converted object, on every rendered object of the fixtures, as it is, with fields the server
 // would add, and with each of its leaves changed, dropped, emptied or nulled in turn: the two
@@ -104,14 +117,7 @@ func TestSubsetTypedIsSubsetOfTheConversion(t *testing.T) {
 		if !plan.SubsetTyped(obj, defaulted) {
 			t.Errorf("%s: not found unchanged against itself with the server's fields", name)
 		}
-		for _, p := range leafPaths(u, nil) {
-			for _, m := range mutations {
-				have := runtime.DeepCopyJSON(u)
-				if m.apply(have, p) {
-					check(fmt.Sprintf("%s %s", m.name, strings.Join(p, ".")), have)
-				}
-			}
-		}
+		eachMutation(u, check)
 	}
 	for _, k := range []string{"Namespace", "NetworkPolicy", "ServiceAccount", "PersistentVolumeClaim", "Service", "Deployment", "ConfigMap", "Secret", "PodDisruptionBudget"} {
 		if !kinds[k] {
