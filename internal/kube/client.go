@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"sync"
 
@@ -60,7 +61,12 @@ func NewForConfig(cfg *rest.Config) (*Client, error) {
 	cfg.QPS = -1
 	cfg.Burst = -1
 	cfg.RateLimiter = nil
-	cfg.DisableCompression = cfg.DisableCompression || onLoopback(cfg.Host)
+	if onLoopback(cfg.Host) {
+		cfg.DisableCompression = true
+		// client-go gives a plain-HTTP server (kubectl proxy, a counting proxy) Go's default
+		// transport, which ignores DisableCompression and asks for gzip: the header says it.
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return identityEncoding{rt} })
+	}
 	cs, err := kubernetes.NewForConfig(protobufConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -84,6 +90,19 @@ func onLoopback(host string) bool {
 		host = h
 	}
 	return netaddr.Loopback(host)
+}
+
+// identityEncoding asks for every response uncompressed, unless the request names an
+// encoding itself (a client the counting proxy forwards).
+type identityEncoding struct{ rt http.RoundTripper }
+
+func (t identityEncoding) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Accept-Encoding") != "" {
+		return t.rt.RoundTrip(r)
+	}
+	r = r.Clone(r.Context()) // a RoundTripper must not change the request it is given
+	r.Header.Set("Accept-Encoding", "identity")
+	return t.rt.RoundTrip(r)
 }
 
 // protobufConfig is cfg for the typed clients, whose kinds are all built in: they speak
