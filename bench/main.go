@@ -19,6 +19,10 @@
 // and other clients included), and slipway's ratio to each peer. The bench is a command, part
 // of no test run.
 //
+// With -repeat N it runs the tools N times, alternating which goes first, each time with
+// images new to the registry, and judges slipway's first apply against kubectl's floor (issue
+// 17) on the median of the repeats; issue 8's ratios come from the first repeat.
+//
 // Publish mode (issue 14), `go run ./bench -publish -nodes 200`, runs the group without and
 // with `publish:` (two names per node, on the dev environment's Knot) and the no-op plan and
 // apply of the published group, counting DNS queries and UPDATEs at a proxy.
@@ -85,6 +89,8 @@ type Step struct {
 	// Start is when the command started; Log is the file of its output.
 	Start time.Time `json:"start"`
 	Log   string    `json:"log,omitempty"`
+	// Repeat is the peer mode's repeat the step belongs to (-repeat), from 0.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Ratio compares slipway with a peer on one step.
@@ -115,6 +121,8 @@ type Result struct {
 	Ratios      []Ratio            `json:"ratios"`
 	Targets     []Target           `json:"targets"`
 	Notes       []string           `json:"notes,omitempty"`
+	// Pairs are the peer mode's repeats: slipway's first apply against kubectl's floor in each.
+	Pairs []Pair `json:"pairs,omitempty"`
 	// Scale holds the scale mode's rows, one per group size.
 	Scale []ScaleRow `json:"scale,omitempty"`
 	// Publish holds the publish mode's steps.
@@ -137,6 +145,7 @@ func main() {
 	cache := flag.String("cache", filepath.Join(home, ".cache", "slipway", "bench"), "directory for helm and work files")
 	skipKubectl := flag.Bool("skip-kubectl", false, "do not run kubectl")
 	skipHelm := flag.Bool("skip-helm", false, "do not run Helm")
+	repeat := flag.Int("repeat", 1, "peer mode: run slipway and its peers this many times, alternating which goes first, each time with images new to the registry (issue 17)")
 	waitLimit := flag.Duration("wait", 15*time.Minute, "time limit of every wait (kubectl wait, helm --wait)")
 	scale := flag.Bool("scale", false, "scale mode: slipway alone at each of -sizes nodes (issue 17)")
 	sizes := flag.String("sizes", "200,1000,2000", "scale mode: group sizes, comma-separated")
@@ -186,12 +195,13 @@ func main() {
 		b.runScale(ctx, ns, *profile, *svgOut, *jsonOut)
 		return
 	}
-	b.runSlipway(ctx)
-	if !*skipKubectl {
-		b.runKubectl(ctx)
+	if *repeat < 1 {
+		log.Fatalf("-repeat %d: must be at least 1", *repeat)
 	}
-	if b.helm != "" {
-		b.runHelm(ctx)
+	for r := range *repeat {
+		if err := b.runRepeat(ctx, r, *skipKubectl); err != nil {
+			log.Fatal(err)
+		}
 	}
 	b.summarise()
 	b.print(os.Stdout)
@@ -221,6 +231,12 @@ type bench struct {
 	proxy      *devtest.Proxy
 	toolEnv    []string
 	res        Result
+
+	// repeat is the peer mode's repeat in progress, run its run marker, floors the floors
+	// measured in it (by tool).
+	repeat int
+	run    string
+	floors map[string]float64
 }
 
 // writeJSON writes res to path, when one is given.

@@ -27,7 +27,7 @@ func (b *bench) step(ctx context.Context, tool, name, bin string, args ...string
 
 // stepEnv is step with extra environment variables for the command.
 func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin string, args ...string) Step {
-	s := Step{Tool: tool, Step: name}
+	s := Step{Tool: tool, Step: name, Repeat: b.repeat}
 	logf, err := os.Create(filepath.Join(b.work, fmt.Sprintf("%02d-%s.log", len(b.res.Steps), tool)))
 	if err != nil {
 		log.Fatal(err)

@@ -130,7 +130,7 @@ func (b *bench) scaleSize(ctx context.Context, root string, n int, profile bool)
 		row.Profiles = append(row.Profiles, peak)
 		peakEnv = []string{"SLIPWAY_MEMPROFILE_PEAK=" + peak}
 	}
-	first := b.stepEnv(ctx, peakEnv, "slipway", "first apply (until all Ready)", b.slipway, append([]string{"apply", "--yes", "-o", "json"}, par...)...)
+	first := b.stepEnv(ctx, peakEnv, "slipway", firstApplyStep, b.slipway, append([]string{"apply", "--yes", "-o", "json"}, par...)...)
 	row.Phases = b.phases(first)
 	if first.Error == "" {
 		if t0, t1, err := b.floorTimes(ctx, nsScale); err == nil {

@@ -79,6 +79,13 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 	if b.scale {
 		return nil // each size writes its own group
 	}
+	b.run = run
+	return b.writeInputs(ctx, skipKubectl)
+}
+
+// writeInputs writes the group of b.run and the peers' objects of it (their images pushed).
+func (b *bench) writeInputs(ctx context.Context, skipKubectl bool) error {
+	run := b.run
 	if err := writeGroup(b.work, b.n, run, group, nsSlipway); err != nil {
 		return err
 	}

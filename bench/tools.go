@@ -20,7 +20,7 @@ func (b *bench) runSlipway(ctx context.Context) {
 		}
 		return verb
 	}
-	first := b.step(ctx, "slipway", "first apply (until all Ready)", b.slipway, args("apply", "--yes")...)
+	first := b.step(ctx, "slipway", firstApplyStep, b.slipway, args("apply", "--yes")...)
 	if first.Error == "" {
 		b.floor(ctx, "slipway", nsSlipway)
 	}
