@@ -27,9 +27,26 @@ func Applied(w io.Writer, p *plan.Plan) error {
 		return err
 	}
 	c := p.Counts()
-	_, err := fmt.Fprintf(w, "Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted.\n",
+	line := fmt.Sprintf("Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted",
 		c.Push, c.Create, c.Update, c.Replace, c.Delete)
+	if c.Records > 0 {
+		// A run that only moved names would otherwise read as one that did nothing.
+		r := recordCounts(p)
+		line += fmt.Sprintf("; DNS: %d record set(s) published, %d changed, %d retired", r[plan.Create], r[plan.Update], r[plan.Delete])
+	}
+	_, err := fmt.Fprintln(w, line+".")
 	return err
+}
+
+// recordCounts are the plan's DNS record changes by action (conflicts are refused, not done).
+func recordCounts(p *plan.Plan) map[plan.Action]int {
+	out := map[plan.Action]int{}
+	for _, np := range p.Nodes {
+		for _, rc := range np.Records {
+			out[rc.Action]++
+		}
+	}
+	return out
 }
 
 // Plan writes p as plain text (no escape codes); see PlanWith.

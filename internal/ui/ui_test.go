@@ -216,6 +216,17 @@ func TestApplied(t *testing.T) {
 	}{
 		{"changes", samplePlan(), "Apply complete: 1 image(s) pushed, 1 created, 1 updated, 0 replaced, 2 deleted.\n"},
 		{"none", &plan.Plan{Group: "demo", Namespace: "demo"}, "No changes.\n"},
+		// Issue 35 item 15: a run that only moved names said it changed nothing.
+		{"dns only", &plan.Plan{Group: "demo", Namespace: "demo", Nodes: []plan.NodePlan{
+			{Node: "web", Records: []plan.RecordChange{
+				{Name: "web.example.org", Kind: "address", Action: plan.Create, New: []string{"A 192.0.2.1"}},
+				{Name: "old.example.org", Kind: "address", Action: plan.Delete, Old: []string{"A 192.0.2.1"}},
+			}},
+			{Node: "mx", Records: []plan.RecordChange{
+				{Name: "example.org", Kind: "spf", Action: plan.Update, Old: []string{"TXT v=spf1 -all"}, New: []string{"TXT v=spf1 mx -all"}},
+				{Name: "example.org", Kind: "mx", Action: plan.Create, Unknown: true},
+			}},
+		}}, "Apply complete: 0 image(s) pushed, 0 created, 0 updated, 0 replaced, 0 deleted; DNS: 2 record set(s) published, 1 changed, 1 retired.\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
