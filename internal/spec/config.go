@@ -216,7 +216,9 @@ func (d *decoder) objectRef(n *yaml.Node, m map[string]*yaml.Node, p string) (se
 }
 
 // files decodes `files:`: mount paths are absolute, each once, and never /var/lib or under it
-// (the state claim's) nor /run or /tmp (the memory-backed directories of systemd nodes).
+// (the state claim's). A path under /run or /tmp is fine (/run/secrets/app, SPEC §3a): the
+// runtime mounts it over the directory's own mount, whatever the init; /run or /tmp itself is
+// refused, as a read-only mount there would hide the directory every init writes to.
 func (d *decoder) files(n *yaml.Node, p string) []FileMount {
 	items, ok := d.seq(n, p)
 	if !ok {
@@ -249,8 +251,8 @@ func (d *decoder) files(n *yaml.Node, p string) []FileMount {
 			d.errAt(deref(pv), ip+".path", "%q is the root: name a directory under it", s)
 		case under(clean, "/var/lib"):
 			d.errAt(deref(pv), ip+".path", "%s is under /var/lib, the node's state claim", s)
-		case under(clean, "/run") || under(clean, "/tmp"):
-			d.errAt(deref(pv), ip+".path", "%s is under /run or /tmp, the node's memory-backed directories", s)
+		case clean == "/run" || clean == "/tmp":
+			d.errAt(deref(pv), ip+".path", "%s would hide the whole of %s, which the node writes to: mount it in a directory under it (e.g. %s/secrets/app)", s, clean, clean)
 		case seen[clean] != 0:
 			d.errAt(deref(pv), ip+".path", "path %s is mounted twice (first at line %d)", clean, seen[clean])
 		default:

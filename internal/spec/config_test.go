@@ -74,6 +74,12 @@ func TestParseInvalidConfig(t *testing.T) {
 		{"mount path under /var/lib", web(
 			"    files: [{path: /var/lib/app, secret: web-tls}]",
 		), []string{`slipway.yaml:5: nodes.web.files[0].path: /var/lib/app is under /var/lib, the node's state claim`}},
+		{"mount path that is /run itself", web(
+			"    files: [{path: /run/, secret: web-tls}]",
+		), []string{`slipway.yaml:5: nodes.web.files[0].path: /run/ would hide the whole of /run, which the node writes to: mount it in a directory under it (e.g. /run/secrets/app)`}},
+		{"mount path that is /tmp itself", web(
+			"    files: [{path: /tmp, secret: web-tls}]",
+		), []string{`slipway.yaml:5: nodes.web.files[0].path: /tmp would hide the whole of /tmp, which the node writes to: mount it in a directory under it (e.g. /tmp/secrets/app)`}},
 		{"relative mount path", web(
 			"    files: [{path: etc/tls, secret: web-tls}]",
 		), []string{`slipway.yaml:5: nodes.web.files[0].path: "etc/tls" is not an absolute path`}},
@@ -157,5 +163,27 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"token": "SLIPWAY_TEST_TOKEN"}, s.FromEnv); diff != "" {
 		t.Errorf("FromEnv (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadFilesUnderRunAndTmp: SPEC §3a's own example mounts a Secret at /run/secrets/app; a
+// path under /run or /tmp loads for either init (issue 35, item 13).
+func TestLoadFilesUnderRunAndTmp(t *testing.T) {
+	for _, init := range []string{"systemd", "none"} {
+		t.Run(init, func(t *testing.T) {
+			g, err := spec.Parse("slipway.yaml", []byte(web(
+				"    init: "+init,
+				"    files:",
+				"      - {path: /run/secrets/app, secret: app}",
+				"      - {path: /tmp/cache/, config: app}",
+			)), root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []spec.FileMount{{Path: "/run/secrets/app", Secret: "app", Line: 7}, {Path: "/tmp/cache", Config: "app", Line: 8}}
+			if diff := cmp.Diff(want, g.Node("web").Files); diff != "" {
+				t.Errorf("Files (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
