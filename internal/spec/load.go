@@ -214,6 +214,7 @@ func (d *decoder) group(data []byte) *Group {
 	}
 	d.validate(g)
 	d.validatePublish(g)
+	d.validateNameOwners(g)
 	return g
 }
 

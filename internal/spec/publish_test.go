@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +250,45 @@ func TestAddressModeOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseNameOnTwoNodes: a published name on two nodes is refused at load, at the later one,
+// naming the node that has it first (issue 35, item 10), with or without `publish:`.
+func TestParseNameOnTwoNodes(t *testing.T) {
+	publishEnv(t)
+	nodes := []string{
+		"group: demo",
+		"nodes:",
+		"  web:",
+		"    image: {rootfs: nodes/web/rootfs}",
+		"    firewall: {served: [443], published: [443]}",
+		"    publishedNames: [www.example.org, example.org]",
+		"  api:",
+		"    image: {rootfs: nodes/web/rootfs}",
+		"    firewall: {served: [443], published: [443]}",
+		"    publishedNames: [api.example.org, www.example.org]",
+	}
+	want := []string{`slipway.yaml:10: nodes.api.publishedNames[1]: name www.example.org is also published by node web (line 6): a name belongs to one node`}
+	tests := []struct {
+		name  string
+		lines []string
+	}{
+		{"operator form", append(slices.Clone(nodes), "publish: {zone: example.org, dns: {server: 192.0.2.53, key: k}}")},
+		{"without publish", nodes},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErrors(t, doc(tt.lines...), want) })
+	}
+	t.Run("from defaults", func(t *testing.T) {
+		checkErrors(t, doc(
+			"group: demo",
+			"defaults:",
+			"  firewall: {served: [443], published: [443]}",
+			"  publishedNames: [www.example.org]",
+			"nodes:",
+			"  web: {image: {rootfs: nodes/web/rootfs}}",
+			"  api: {image: {rootfs: nodes/web/rootfs}}",
+			"  db: {image: {rootfs: nodes/web/rootfs}, publishedNames: [db.example.org]}",
+		), []string{`slipway.yaml:4: defaults.publishedNames: name www.example.org would be published by every node that inherits it (api, web): a name belongs to one node; set publishedNames on the node`})
+	})
 }
