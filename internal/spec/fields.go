@@ -1,18 +1,21 @@
 package spec
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The fields of the file's mappings, as one tree from the top of the file. The loader checks
 // each mapping against its section (anything else is an unknown field) and Fields walks the
 // same tree, so the reference in docs/group-file.md is tested against what the loader accepts.
 var (
-	groupFields = fields(
+	groupFields = extensible(fields(
 		leaf("group"), leaf("namespace"), leaf("runtimeClassName"),
 		// defaults holds node fields; they are documented once, under nodes.<node>.
 		same("defaults", nodeFields),
 		each("nodes", "<node>", nodeFields),
 		sub("publish", publishFields),
-	)
+	))
 	publishFields = fields(
 		leaf("zone"), leaf("gateway"), leaf("addressTimeout"), leaf("ttl"),
 		sub("dns", publishDNSFields), sub("mail", publishMailFields),
@@ -67,7 +70,25 @@ var (
 )
 
 // section is the fields of one kind of mapping.
-type section struct{ keys []key }
+type section struct {
+	keys []key
+	// extensions: a key starting with "x-" is the file's own, ignored whatever its value, as
+	// in a Compose file, so that a block can be anchored once and merged where it is used.
+	extensions bool
+}
+
+// extensionPrefix starts the keys a section with extensions ignores.
+const extensionPrefix = "x-"
+
+func extensible(s *section) *section {
+	s.extensions = true
+	return s
+}
+
+// ignores reports whether s ignores the key name (an extension).
+func (s *section) ignores(name string) bool {
+	return s.extensions && strings.HasPrefix(name, extensionPrefix)
+}
 
 // key is one field. sub, when set, is the section of its value: the value itself (a mapping),
 // each value of a mapping of names the file chooses (each: the placeholder, e.g. <node>), or

@@ -74,6 +74,9 @@ func (d *decoder) mapping(n *yaml.Node, path string, known *section) (map[string
 	es := d.entries(n, path)
 	m := make(map[string]*yaml.Node, len(es))
 	for _, e := range es {
+		if known.ignores(e.key) {
+			continue
+		}
 		if !known.has(e.key) {
 			d.errAt(e.keyNode, join(path, e.key), "unknown field %q", e.key)
 			d.misspelt[path] = true
