@@ -167,7 +167,7 @@ func imagesBuild(ctx context.Context, g *Globals, out string, stdout, stderr io.
 }
 
 func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error {
-	r, err := openRegistryGroup(g)
+	r, err := openRegistryGroup(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -196,10 +196,10 @@ type registryGroup struct {
 	pub  image.Publisher
 }
 
-func openRegistryGroup(g *Globals) (*registryGroup, error) {
+func openRegistryGroup(ctx context.Context, g *Globals) (*registryGroup, error) {
 	r := &registryGroup{opts: g.imageOptions()}
 	if r.opts.Registry == "" {
-		return nil, image.ErrNoRegistry
+		return nil, noRegistry(ctx)
 	}
 	var err error
 	if r.grp, r.ns, err = loadGroup(g); err != nil {

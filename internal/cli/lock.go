@@ -19,7 +19,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -57,7 +56,7 @@ func openState(ctx context.Context, g *Globals, group string, stderr io.Writer, 
 	}
 	var kc state.KubeAccess
 	if isKubeURL(url) {
-		c, err := kube.Open(g.KubeconfigSource(), g.Context)
+		c, err := openKube(ctx, g)
 		if err != nil {
 			return nil, err
 		}

@@ -55,7 +55,7 @@ func newRenderCmd(g *Globals) *cobra.Command {
 }
 
 func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr io.Writer) error {
-	r, err := openRegistryGroup(g)
+	r, err := openRegistryGroup(ctx, g)
 	if err != nil {
 		return err
 	}

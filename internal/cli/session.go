@@ -47,11 +47,12 @@ func inSession(cmd *cobra.Command, g *Globals, withImages bool, fn func(ctx cont
 	return fn(ctx, s)
 }
 
-// needRegistry returns the registry or the error that names K8S_REGISTRY (FR-008).
-func (g *Globals) needRegistry() (string, error) {
+// needRegistry returns the registry or the error that names K8S_REGISTRY (FR-008) and the
+// dev environment's.
+func (g *Globals) needRegistry(ctx context.Context) (string, error) {
 	r := g.RegistryHost()
 	if r == "" {
-		return "", image.ErrNoRegistry
+		return "", noRegistry(ctx)
 	}
 	return r, nil
 }
@@ -77,11 +78,11 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 	s := &session{g: g, group: grp, ns: ns}
 	var registry string
 	if withImages {
-		if registry, err = g.needRegistry(); err != nil {
+		if registry, err = g.needRegistry(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if s.kube, err = kube.Open(g.KubeconfigSource(), g.Context); err != nil {
+	if s.kube, err = openKube(ctx, g); err != nil {
 		return nil, err
 	}
 	if s.backend, err = openState(ctx, g, grp.Name, stderr); err != nil {

@@ -1,7 +1,10 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -23,9 +26,24 @@ func (k Kubeconfig) String() string {
 	return strings.Join(k.Precedence, ":")
 }
 
+// NoKubeconfigError is Open's error when no file of the kubeconfig exists (or, for a list,
+// none holds a cluster): the command line then says how to get one.
+type NoKubeconfigError struct {
+	Source Kubeconfig
+	Err    error
+}
+
+func (e *NoKubeconfigError) Error() string { return fmt.Sprintf("kubeconfig %s: %v", e.Source, e.Err) }
+func (e *NoKubeconfigError) Unwrap() error { return e.Err }
+
 // Open connects to the cluster of the kubeconfig k, with context ("" = the current context
 // of the merged config). Client-side throttling is off: callers bound their own concurrency.
 func Open(k Kubeconfig, context string) (*Client, error) {
+	if k.Explicit != "" {
+		if _, err := os.Stat(k.Explicit); errors.Is(err, fs.ErrNotExist) {
+			return nil, &NoKubeconfigError{Source: k, Err: err}
+		}
+	}
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: k.Explicit}
 	if k.Explicit == "" {
 		rules.Precedence = k.Precedence
@@ -35,7 +53,7 @@ func Open(k Kubeconfig, context string) (*Client, error) {
 	if err != nil {
 		if k.Explicit == "" && clientcmd.IsEmptyConfig(err) {
 			// clientcmd's own message points at KUBERNETES_MASTER, which slipway does not read.
-			return nil, fmt.Errorf("kubeconfig %s: none of its files exists or holds a cluster", k)
+			return nil, &NoKubeconfigError{Source: k, Err: errors.New("none of its files exists or holds a cluster")}
 		}
 		return nil, fmt.Errorf("kubeconfig %s: %w", k, err)
 	}
