@@ -51,5 +51,6 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 	cmd.Flags().BoolVar(&yes, "yes", false, "destroy without asking (required without a terminal)")
 	cmd.Flags().BoolVar(&opts.KeepClaims, "keep-claims", false, "remove everything but the claims (every node's /var/lib): the namespace and the state stay, and a later apply reattaches the claims")
 	addLockTimeoutFlag(cmd.Flags(), &lockTimeout)
+	addTargetFlag(cmd.Flags(), g)
 	return cmd
 }

@@ -127,11 +127,7 @@ func loadGroup(g *Globals) (*spec.Group, string, error) {
 	if err := g.checkRegistry(); err != nil {
 		return nil, "", err
 	}
-	ns, err := g.namespaceOf(grp)
-	if err != nil {
-		return nil, "", err
-	}
-	return grp, ns, nil
+	return g.targetOf(grp)
 }
 
 func imagesBuild(ctx context.Context, g *Globals, out string, stdout, stderr io.Writer) error {

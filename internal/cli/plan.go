@@ -65,6 +65,7 @@ func newPlanCmd(g *Globals) *cobra.Command {
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes (also -detailed-exitcode)")
 	cmd.Flags().BoolVar(&destroy, "destroy", false, "show what destroy would remove, claims marked destructive; change nothing (also -destroy)")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE`, for slipway apply FILE (also -out FILE)")
+	addTargetFlag(cmd.Flags(), g)
 	return cmd
 }
 

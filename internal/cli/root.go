@@ -79,6 +79,8 @@ type Globals struct {
 	Output           string
 	NoColor          bool
 	StateTimeout     time.Duration
+	Target           string // --target of the verbs that take it: spec.TargetAll or an app
+	DeploymentID     string // --deployment-id: appended to every target's namespace (FR-021)
 }
 
 // env returns the first non-empty environment variable of names.
@@ -185,6 +187,7 @@ func NewRoot() *cobra.Command {
 	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time; when not given, nodes deployed for the first time go "+strconv.Itoa(defaultNewNodes)+" at a time, pushes "+strconv.Itoa(defaultPushes))
 	f.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&g.NoColor, "no-color", false, "no colours in the plan on a terminal (also env NO_COLOR)")
+	f.StringVar(&g.DeploymentID, "deployment-id", "", "appended as -<id> to every target's namespace (env "+deploymentIDEnv+")")
 
 	root.AddCommand(newVersionCmd(), newCompletionCmd(root), newDevCmd(g))
 	for _, add := range commandAdders {

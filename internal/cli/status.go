@@ -14,7 +14,7 @@ func init() { register(newStatusCmd) }
 // pods, roles and the last rollout's result. It reads the state and the cluster, takes no
 // lock and changes nothing.
 func newStatusCmd(g *Globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show per node the desired and running digest, ready pods, roles and the last rollout",
 		Long: "status reads the state and the cluster and prints per node the digest the state wants, the digest\n" +
@@ -35,4 +35,6 @@ func newStatusCmd(g *Globals) *cobra.Command {
 			})
 		},
 	}
+	addTargetFlag(cmd.Flags(), g)
+	return cmd
 }

@@ -37,5 +37,6 @@ func newScaleCmd(g *Globals, suspend bool) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, verb+" without asking (required without a terminal)")
 	addLockTimeoutFlag(cmd.Flags(), &lockTimeout)
+	addTargetFlag(cmd.Flags(), g)
 	return cmd
 }

@@ -23,7 +23,7 @@ var (
 	publishDNSFields  = fields(leaf("server"), leaf("key"), leaf("algorithm"))
 	publishMailFields = fields(leaf("relay"), leaf("spf"), leaf("dmarc"))
 	nodeFields        = fields(
-		sub("image", imageFields), leaf("init"), sub("readiness", probeFields), leaf("env"),
+		leaf("app"), sub("image", imageFields), leaf("init"), sub("readiness", probeFields), leaf("env"),
 		sub("resources", resourceFields), leaf("rolloutTimeout"), sub("state", stateFields),
 		sub("firewall", firewallFields), leaf("publishedNames"), each("roles", "<role>", roleFields),
 		leaf("labels"), leaf("annotations"), leaf("serviceAnnotations"), sub("placement", placementFields),

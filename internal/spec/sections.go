@@ -67,6 +67,7 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 	}
 	d.workload(m, path, &nd.Workload)
 	d.nodeStop(m, path, nd)
+	d.nodeApp(m, path, nd)
 	for _, r := range nd.Roles {
 		inherit(r, roleSets[r].workloadSet, nd)
 		inheritInputs(r, roleSets[r].inputsSet, nd)

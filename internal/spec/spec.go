@@ -77,6 +77,7 @@ func (g *Group) Node(name string) *Node {
 // Node is one machine-like node of the group, with the file's defaults merged in.
 type Node struct {
 	Name           string
+	App            string // the per-app target the node belongs to (FR-007); "": none
 	Image          Image
 	Init           string // InitSystemd or InitNone
 	Readiness      *Probe // nil: the default of Init (SPEC §5)

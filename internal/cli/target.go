@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// deploymentIDEnv is the environment variable of --deployment-id. The reference names no
+// variable of its own for the id (FR-021: the id the API gives), so it is slipway's, beside
+// SLIPWAY_STATE.
+const deploymentIDEnv = "SLIPWAY_DEPLOYMENT_ID"
+
+// addTargetFlag adds --target to a verb that deploys, reads or changes one target of a group.
+func addTargetFlag(f *pflag.FlagSet, g *Globals) {
+	f.StringVar(&g.Target, "target", spec.TargetAll, "`all` nodes into the group's namespace, or one app's nodes into <namespace>-<app>, with a state and lock of its own")
+}
+
+// DeploymentIDValue resolves --deployment-id > SLIPWAY_DEPLOYMENT_ID; "" appends nothing.
+func (g *Globals) DeploymentIDValue() (id, from string) {
+	if g.DeploymentID != "" {
+		return g.DeploymentID, "--deployment-id"
+	}
+	return os.Getenv(deploymentIDEnv), deploymentIDEnv
+}
+
+// perApp reports whether the run deploys one app's nodes rather than every node.
+func (g *Globals) perApp() bool { return g.Target != "" && g.Target != spec.TargetAll }
+
+// targetOf narrows grp to the run's target and gives its namespace: the group's namespace
+// (SPEC §2), `-<app>` for a per-app target (FR-007), then `-<id>` for a deployment id
+// (FR-021). A result that is not a DNS label of at most 63 characters is refused here, before
+// anything is read or changed, naming the namespace.
+func (g *Globals) targetOf(grp *spec.Group) (*spec.Group, string, error) {
+	base, err := g.namespaceOf(grp)
+	if err != nil {
+		return nil, "", err
+	}
+	tg, err := grp.ForTarget(g.Target)
+	if err != nil {
+		return nil, "", err
+	}
+	ns := base
+	if g.perApp() {
+		ns += "-" + g.Target
+	}
+	id, from := g.DeploymentIDValue()
+	if id != "" {
+		ns += "-" + id
+	}
+	if !spec.IsDNSLabel(ns) {
+		return nil, "", fmt.Errorf("namespace %q of target %s (namespace %s%s) is not a DNS label of at most 63 characters (%d): lowercase letters, digits and '-', starting and ending with a letter or digit",
+			ns, g.targetName(), base, idNote(id, from), len(ns))
+	}
+	return tg, ns, nil
+}
+
+func idNote(id, from string) string {
+	if id == "" {
+		return ""
+	}
+	return fmt.Sprintf(", deployment id %q from %s", id, from)
+}
+
+// targetName is the run's target as the operator wrote it.
+func (g *Globals) targetName() string {
+	if g.perApp() {
+		return g.Target
+	}
+	return spec.TargetAll
+}
+
+// stateName names the state and the lock of the run's target: the group's for target all,
+// `<group>-<app>` for a per-app target, so that two targets never share a state or a lock.
+func (g *Globals) stateName(group string) string {
+	if g.perApp() {
+		return group + "-" + g.Target
+	}
+	return group
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+func TestTargetOf(t *testing.T) {
+	grp, err := spec.Load("testdata/targets/slipway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 53)
+	tests := []struct {
+		name              string
+		g                 Globals
+		env               map[string]string
+		wantNS, wantState string
+		wantNodes         []string
+		wantErr           string
+	}{
+		{name: "all by default", wantNS: "shop", wantState: "shop", wantNodes: []string{"cache", "db", "tools", "web"}},
+		{name: "all named", g: Globals{Target: "all"}, wantNS: "shop", wantState: "shop", wantNodes: []string{"cache", "db", "tools", "web"}},
+		{name: "an app", g: Globals{Target: "front"}, wantNS: "shop-front", wantState: "shop-front", wantNodes: []string{"cache", "web"}},
+		{name: "an app with -n", g: Globals{Target: "data", Namespace: "prod"}, wantNS: "prod-data", wantState: "shop-data", wantNodes: []string{"db"}},
+		{name: "a deployment id", g: Globals{DeploymentID: "d42"}, wantNS: "shop-d42", wantState: "shop", wantNodes: []string{"cache", "db", "tools", "web"}},
+		{name: "an app and a deployment id", g: Globals{Target: "front", DeploymentID: "d42"}, wantNS: "shop-front-d42", wantState: "shop-front", wantNodes: []string{"cache", "web"}},
+		{name: "the id from the environment", g: Globals{Target: "data"}, env: map[string]string{deploymentIDEnv: "e7"}, wantNS: "shop-data-e7", wantState: "shop-data", wantNodes: []string{"db"}},
+		{name: "the flag wins over the environment", g: Globals{DeploymentID: "f1"}, env: map[string]string{deploymentIDEnv: "e7"}, wantNS: "shop-f1", wantState: "shop", wantNodes: []string{"cache", "db", "tools", "web"}},
+		{name: "an app no node has", g: Globals{Target: "mail"},
+			wantErr: `target "mail": no node of group shop (testdata/targets/slipway.yaml) has app "mail"; targets: all, data, front`},
+		{name: "too long", g: Globals{Target: "front", DeploymentID: long},
+			wantErr: `namespace "shop-front-` + long + `" of target front (namespace shop, deployment id "` + long + `" from --deployment-id) is not a DNS label of at most 63 characters (64)`},
+		{name: "63 characters", g: Globals{Namespace: strings.Repeat("n", 58), DeploymentID: "abcd"},
+			wantNS: strings.Repeat("n", 58) + "-abcd", wantState: "shop", wantNodes: []string{"cache", "db", "tools", "web"}},
+		{name: "64 characters", g: Globals{Namespace: strings.Repeat("n", 59), DeploymentID: "abcd"},
+			wantErr: `is not a DNS label of at most 63 characters (64)`},
+		{name: "an id that is no label", g: Globals{}, env: map[string]string{deploymentIDEnv: "Bad_ID"},
+			wantErr: `namespace "shop-Bad_ID" of target all (namespace shop, deployment id "Bad_ID" from SLIPWAY_DEPLOYMENT_ID) is not a DNS label`},
+		{name: "an id ending in a dash", g: Globals{DeploymentID: "x-"}, wantErr: `namespace "shop-x-" of target all`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("K8S_NAMESPACE", "")
+			t.Setenv(deploymentIDEnv, "")
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			tg, ns, err := tt.g.targetOf(grp)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nodes []string
+			for _, n := range tg.Nodes {
+				nodes = append(nodes, n.Name)
+			}
+			got := []string{ns, tt.g.stateName(tg.Name), strings.Join(nodes, ",")}
+			want := []string{tt.wantNS, tt.wantState, strings.Join(tt.wantNodes, ",")}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("namespace, state, nodes (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestDeploymentIDRefusedFirst: a namespace too long is refused before the run reads the
+// kubeconfig (which does not exist here), so before anything is read or changed.
+func TestDeploymentIDRefusedFirst(t *testing.T) {
+	long := strings.Repeat("a", 60)
+	for _, verb := range [][]string{{"plan"}, {"apply", "--yes"}, {"destroy", "--yes"}, {"status"}, {"suspend", "--yes"}, {"render"}} {
+		t.Run(verb[0], func(t *testing.T) {
+			err := runRoot(t, []string{deploymentIDEnv + "=" + long}, verb...)
+			want := `namespace "settings-` + long + `" of target all`
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want one containing %q", err, want)
+			}
+		})
+	}
+}

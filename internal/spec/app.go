@@ -1,0 +1,63 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TargetAll is the target that holds every node of a group, in the group's namespace
+// (FR-007); any other target is an app, whose nodes go to `<namespace>-<app>`.
+const TargetAll = "all"
+
+// nodeApp decodes a node's `app`: the per-app target the node belongs to (FR-007).
+func (d *decoder) nodeApp(m map[string]*yaml.Node, path string, nd *Node) {
+	v := m["app"]
+	if v == nil {
+		return
+	}
+	s, ok := d.str(v, path+".app")
+	switch {
+	case !ok:
+	case !isLabel(s, false):
+		d.errAt(deref(v), path+".app", "%q is not a DNS label %s", s, labelRule)
+	case s == TargetAll:
+		d.errAt(deref(v), path+".app", "%q is the target of every node, not an app's name", s)
+	default:
+		nd.App = s
+	}
+}
+
+// Apps are the apps the group's nodes name, sorted, each once.
+func (g *Group) Apps() []string {
+	var apps []string
+	for _, n := range g.Nodes {
+		if n.App != "" && !slices.Contains(apps, n.App) {
+			apps = append(apps, n.App)
+		}
+	}
+	slices.Sort(apps)
+	return apps
+}
+
+// ForTarget is the group as target deploys it: every node for TargetAll (or ""), else only
+// the nodes of that app. An app no node names is refused, naming the targets there are.
+func (g *Group) ForTarget(target string) (*Group, error) {
+	if target == "" || target == TargetAll {
+		return g, nil
+	}
+	out := *g
+	out.Nodes = nil
+	for _, n := range g.Nodes {
+		if n.App == target {
+			out.Nodes = append(out.Nodes, n)
+		}
+	}
+	if len(out.Nodes) == 0 {
+		return nil, fmt.Errorf("target %q: no node of group %s (%s) has app %q; targets: %s",
+			target, g.Name, g.File, target, strings.Join(append([]string{TargetAll}, g.Apps()...), ", "))
+	}
+	return &out, nil
+}
