@@ -152,8 +152,10 @@ func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t
 	errs := make([]error, len(nodes))
 	parallel.ForEach(e.o.Parallelism, parallel.Indexes(len(nodes)), func(i int) {
 		err := e.resumeNode(ctx, rec, w, t, nodes[i], byNode[nodes[i]])
-		if err == nil {
-			err = e.resumeDNS(ctx, t, rec, nodes[i])
+		// A node that runs ready is published, even when resume failed: set back to its
+		// last ready template, or with a role that did not start (issue 35 item 11).
+		if err == nil || (ctx.Err() == nil && readyNow(w, t.Namespace, nodes[i])) {
+			err = errors.Join(err, e.resumeDNS(ctx, t, rec, nodes[i]))
 		}
 		if err != nil {
 			errs[i] = &NodeError{Node: nodes[i], Err: err}
@@ -161,6 +163,14 @@ func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// readyNow reports whether node's own Deployment has all its pods ready on its current
+// template now, as the watch has it.
+func readyNow(w deploymentWatch, ns, node string) bool {
+	dep, rss, pods, evs := w.Deployment(ns, node)
+	now := time.Now()
+	return dep != nil && status.Rollout(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs, Now: now, Since: now}).Phase == status.Ready
 }
 
 // resumeNode scales node's own Deployment up and follows its rollout, then starts its roles

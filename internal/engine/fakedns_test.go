@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"slipway.dev/slipway/internal/dns"
+)
+
+// fakeDNS plays an authoritative server in memory: the records of each set (by name and
+// kind) and its owner TXT, read back as dns.Client reads them and changed by UPDATEs whose
+// prerequisites hold the owner TXT read. It logs each UPDATE ("create web.example.org").
+type fakeDNS struct {
+	mu      sync.Mutex
+	sets    map[fakeSetKey]dns.Seen
+	updates []string
+	onApply func(c dns.Change) // called before an UPDATE is judged, outside the lock
+}
+
+type fakeSetKey struct {
+	name string
+	kind dns.Kind
+}
+
+func newFakeDNS() *fakeDNS { return &fakeDNS{sets: map[fakeSetKey]dns.Seen{}} }
+
+var _ dnsServer = (*fakeDNS)(nil)
+
+func (d *fakeDNS) Read(_ context.Context, sets []dns.Set) ([]dns.Seen, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]dns.Seen, len(sets))
+	for i, s := range sets {
+		out[i] = d.sets[fakeSetKey{s.Name, s.Kind}]
+	}
+	return out, nil
+}
+
+func (d *fakeDNS) Apply(_ context.Context, c dns.Change) error {
+	if c.Action == dns.None || c.Action == dns.Conflict {
+		return nil
+	}
+	if d.onApply != nil {
+		d.onApply(c)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := fakeSetKey{c.Set.Name, c.Set.Kind}
+	now := d.sets[k]
+	switch c.Action {
+	case dns.Create:
+		if len(now.Owner) > 0 || len(now.Records) > 0 {
+			return &dns.ConflictError{Name: k.name, Kind: k.kind, Changed: true}
+		}
+	default:
+		if !slices.Equal(now.Owner, c.Seen.Owner) {
+			return &dns.ConflictError{Name: k.name, Kind: k.kind, Changed: true}
+		}
+	}
+	d.updates = append(d.updates, fmt.Sprintf("%s %s", c.Action, c.Set.Name))
+	if c.Action == dns.Delete {
+		delete(d.sets, k)
+		return nil
+	}
+	d.sets[k] = dns.Seen{Owner: []string{dns.OwnerText(c.Owner, c.Set.Node)}, Records: c.Set.Records()}
+	return nil
+}
+
+// put sets what the server holds for a set, as another party (or an earlier run) left it.
+func (d *fakeDNS) put(name string, kind dns.Kind, seen dns.Seen) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.sets[fakeSetKey{name, kind}] = seen
+}
+
+// records are the records the server holds at name for kind, as text ("A 192.0.2.7").
+func (d *fakeDNS) records(name string, kind dns.Kind) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, r := range d.sets[fakeSetKey{name, kind}].Records {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+// Updates returns the UPDATEs sent so far.
+func (d *fakeDNS) Updates() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.updates)
+}
