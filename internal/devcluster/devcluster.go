@@ -141,6 +141,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(opts.Dir), 0o755); err != nil {
 		return nil, false, fmt.Errorf("dev cluster: %w", err)
 	}
+	bases := startBaseImages(ctx, &opts)
 	if !opts.Core {
 		// Built before taking the cluster's lock: a running cluster stays usable by the tests
 		// of others while the publishing parts build for the first time.
@@ -160,6 +161,9 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		}
 		// Parts added to the dev environment later start beside a running cluster.
 		if err := e.ensureExtras(ctx, opts.Progress); err != nil {
+			return nil, false, err
+		}
+		if err := e.pushBaseImages(ctx, bases); err != nil {
 			return nil, false, err
 		}
 		if !opts.Core {
@@ -194,6 +198,10 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		return nil, false, err
 	}
 	if err := e.ensureExtras(ctx, opts.Progress); err != nil {
+		_, _ = stopAll(opts.Dir)
+		return nil, false, err
+	}
+	if err := e.pushBaseImages(ctx, bases); err != nil {
 		_, _ = stopAll(opts.Dir)
 		return nil, false, err
 	}

@@ -1,0 +1,116 @@
+package devcluster
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAptMirror(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"deb822 of Debian's image", map[string]string{"sources.list.d/debian.sources": `Types: deb
+# http://snapshot.debian.org/archive/debian/20250520T000000Z
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+`}, "http://deb.debian.org/debian"},
+		{"deb822: a disabled stanza and a deb-src one are not used", map[string]string{"sources.list.d/a.sources": `Types: deb
+URIs: http://off.example/debian
+Suites: bookworm
+Enabled: no
+
+Types: deb-src
+URIs: http://src.example/debian
+Suites: bookworm
+
+Types: deb
+URIs: http://mirror.example/debian/
+Suites: bookworm
+`}, "http://mirror.example/debian"},
+		{"one-line format with options", map[string]string{"sources.list": `# comment
+deb [arch=amd64 signed-by=/k.gpg] http://proxy.example:3142/debian bookworm main
+`}, "http://proxy.example:3142/debian"},
+		{"another suite only", map[string]string{"sources.list": "deb http://mirror.example/debian trixie main\n"}, defaultMirror},
+		{"no sources", nil, defaultMirror},
+		{"a disabled file is not read", map[string]string{"sources.list.d/x.list.disabled-by-farm": "deb http://x.example/debian bookworm main\n"}, defaultMirror},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			etc := t.TempDir()
+			for name, content := range tt.files {
+				p := filepath.Join(etc, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := aptMirror(etc, "bookworm"); got != tt.want {
+				t.Errorf("aptMirror = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDebootstrapRecipe(t *testing.T) {
+	// The key names the cached tree: it must change with the recipe and only with it.
+	r := systemdRecipe
+	if k := r.key(); k != r.key() || len(k) != 12 {
+		t.Fatalf("key %q is not a stable 12-digit key", k)
+	}
+	other := r
+	other.Include = append([]string{"curl"}, r.Include...)
+	if other.key() == r.key() {
+		t.Errorf("a recipe with another package list has the same key %s", r.key())
+	}
+	want := []string{"--variant=minbase", "--include=systemd,systemd-sysv,dbus,busybox-static", "bookworm", "/d", "http://m/debian"}
+	if diff := cmp.Diff(want, r.args("/d", "http://m/debian")); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}
+
+func TestBusyboxApplets(t *testing.T) {
+	got := busyboxApplets([]byte("usr/bin/[\nbin/busybox\nlinuxrc\nbin/sh\nsbin/init\nusr/sbin/httpd\n"))
+	want := []string{"usr/bin/[", "bin/sh", "sbin/init", "usr/sbin/httpd"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("applets (-want +got):\n%s", diff)
+	}
+}
+
+func TestBusyboxRootfs(t *testing.T) {
+	dir := t.TempDir()
+	if err := BusyboxRootfs(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, applet := range []string{"bin/sh", "bin/cp", "usr/bin/nc", "usr/sbin/httpd", "bin/tar", "usr/bin/du", "bin/df"} {
+		target, err := os.Readlink(filepath.Join(dir, applet))
+		if err != nil || target != BusyboxBinary {
+			t.Errorf("%s: link to %q (%v), want %s", applet, target, err, BusyboxBinary)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(dir, "bin", "busybox"))
+	if err != nil || fi.Mode().Perm() != 0o755 || fi.Size() == 0 {
+		t.Fatalf("bin/busybox: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "tmp")); err != nil || fi.Mode()&os.ModeSticky == 0 {
+		t.Errorf("tmp is not sticky: %v %v", fi, err)
+	}
+	// Made again over an existing tree (a newer busybox): the links are written anew.
+	if err := BusyboxRootfs(context.Background(), dir); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+}
