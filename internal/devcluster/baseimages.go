@@ -11,6 +11,10 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"slipway.dev/slipway/internal/image"
 )
 
@@ -138,24 +142,26 @@ func (e *Env) pushBase(ctx context.Context, b *baseImages, name string) error {
 		return fmt.Errorf("dev cluster: base image %s: %w", name, err)
 	}
 	_ = builder.SaveIndex() // only a cache: a failure reads the tree again next time
-	want, err := img.Digest()
+	// Compared by config (it names every layer by its uncompressed digest, which the tree
+	// index keeps): the manifest's digest would need the layer compressed, seconds of CPU for
+	// the systemd tree at every dev up of every test binary.
+	want, err := img.ConfigName()
 	if err != nil {
 		return fmt.Errorf("dev cluster: base image %s: %w", name, err)
+	}
+	ref := e.Registry + "/" + name
+	if have, err := remoteConfigName(ctx, ref); err == nil && have == want {
+		return nil
 	}
 	pub, err := image.NewPublisher(opts)
 	if err != nil {
 		return fmt.Errorf("dev cluster: base image %s: %w", name, err)
 	}
-	ref := e.Registry + "/" + name
-	if have, ok, err := pub.Lookup(ctx, ref); err != nil {
-		return fmt.Errorf("dev cluster: base image: %w", err)
-	} else if ok && have == want {
-		return nil
-	}
-	if _, err := pub.Publish(ctx, ref, img, nil); err != nil {
+	digest, err := pub.Publish(ctx, ref, img, nil)
+	if err != nil {
 		return fmt.Errorf("dev cluster: base image: %w", err)
 	}
-	fmt.Fprintf(b.progress, "dev: pushed base image ${K8S_REGISTRY}/%s (%s)\n", name, want)
+	fmt.Fprintf(b.progress, "dev: pushed base image ${K8S_REGISTRY}/%s (%s)\n", name, digest.DigestStr())
 	return nil
 }
 
@@ -169,4 +175,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// remoteConfigName is the config digest of the image ref names in the dev registry (plain
+// HTTP on loopback); an error when it holds none.
+func remoteConfigName(ctx context.Context, ref string) (v1.Hash, error) {
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	img, err := remote.Image(r, remote.WithContext(ctx))
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	return img.ConfigName()
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -112,5 +114,40 @@ func TestBusyboxRootfs(t *testing.T) {
 	// Made again over an existing tree (a newer busybox): the links are written anew.
 	if err := BusyboxRootfs(context.Background(), dir); err != nil {
 		t.Fatalf("second run: %v", err)
+	}
+}
+
+// TestSystemdTree makes (once; cached after) the tree of the systemd base image as dev up
+// does, and checks it is a Debian with systemd as init, busybox, no package cache and no
+// machine ID. It needs root and Debian's debootstrap (.ci/packages), and fails without them.
+func TestSystemdTree(t *testing.T) {
+	base, err := cacheBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	dir, err := debootstrapTree(ctx, filepath.Join(base, "base-images"), systemdRecipe, &progress)
+	if err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
+	}
+	t.Logf("tree %s\n%s", dir, progress.String())
+	if target, err := os.Readlink(filepath.Join(dir, "sbin", "init")); err != nil || !strings.HasSuffix(target, "systemd") {
+		t.Errorf("sbin/init links to %q (%v), want systemd", target, err)
+	}
+	for _, f := range []string{"lib/systemd/systemd", "bin/busybox", "usr/bin/dbus-daemon", "etc/os-release"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "etc", "machine-id")); err != nil || len(b) != 0 {
+		t.Errorf("etc/machine-id: %q (%v), want empty", b, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "var/cache/apt/archives/*.deb")); len(m) > 0 {
+		t.Errorf("the package cache is left in the tree: %d .deb files", len(m))
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "dev/*")); len(m) > 0 {
+		t.Errorf("dev/ holds %v", m)
 	}
 }
