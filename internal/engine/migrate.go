@@ -85,11 +85,12 @@ func templateVersion(d *unstructured.Unstructured) string {
 	return v
 }
 
-// withStateRestore is prev with a state step at version from: the template a failed
-// migration goes back to puts the copy taken at from back before the node starts.
-func withStateRestore(prev *appsv1.Deployment, from string) *appsv1.Deployment {
+// withStateRestore is prev with a state step that puts cp back: the template a failed
+// migration goes back to puts the copy taken at cp.From and handed to cp.To back before the
+// node starts, and refuses a copy of any other hand-over.
+func withStateRestore(prev *appsv1.Deployment, cp *state.StateCopy) *appsv1.Deployment {
 	out := prev.DeepCopy()
-	out.Spec.Template.Spec = *render.WithStateRestore(&prev.Spec.Template.Spec, firstImage(prev.Spec.Template.Spec.Containers), from)
+	out.Spec.Template.Spec = *render.WithStateRestore(&prev.Spec.Template.Spec, firstImage(prev.Spec.Template.Spec.Containers), cp.From, cp.To)
 	return out
 }
 

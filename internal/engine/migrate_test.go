@@ -83,6 +83,20 @@ func (r *applyRun) liveStateStep() (string, bool) {
 	return render.StateInitVersion(&r.f.deps["web"].dep.Spec.Template.Spec)
 }
 
+// liveStateEnv is the value of the variable name in the state step of web's live template.
+func (r *applyRun) liveStateEnv(name string) string {
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	for _, c := range r.f.deps["web"].dep.Spec.Template.Spec.InitContainers {
+		for _, e := range c.Env {
+			if c.Name == render.InitContainerState && e.Name == name {
+				return e.Value
+			}
+		}
+	}
+	return ""
+}
+
 func TestApplyMigration(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -94,6 +108,7 @@ func TestApplyMigration(t *testing.T) {
 		wantVersion string           // the state's version after
 		wantCopy    *state.StateCopy // the state's copy after
 		wantStep    string           // the live template's state step version
+		wantRestore string           // the hand-over the live template's state step puts back
 		wantJobs    []string         // the removal Jobs' versions
 		wantCalls   []string
 	}{
@@ -101,10 +116,10 @@ func TestApplyMigration(t *testing.T) {
 			wantVersion: "2", wantStep: "2", wantJobs: []string{"2"},
 			wantCalls: []string{"apply Deployment web", "run Job web-state"}},
 		{name: "never ready: the template set back restores, the state keeps its version", from: "1", image: imgHang, to: "2",
-			wantErr: "its init container slipway-state puts back the copy of /var/lib taken at state version 1", wantVersion: "1", wantStep: "1",
+			wantErr: "its init container slipway-state puts back the copy of /var/lib taken at state version 1", wantVersion: "1", wantStep: "1", wantRestore: "2",
 			wantCalls: []string{"apply Deployment web", "apply Deployment web"}},
 		{name: "a node from before versions: its old template gets the restoring step", from: "", image: imgCrash, to: "1",
-			wantErr: "taken at state version none", wantVersion: "", wantStep: "",
+			wantErr: "taken at state version none", wantVersion: "", wantStep: "", wantRestore: "1",
 			wantCalls: []string{"apply Deployment web", "apply Deployment web"}},
 		{name: "the removal fails: the copy stays for the next apply", from: "1", image: imgB, to: "2", jobErr: errors.New("job demo/web-state failed: BackoffLimitExceeded"),
 			wantErr: "the copy stays and the next apply removes it", wantVersion: "2", wantCopy: &state.StateCopy{From: "1", To: "2"}, wantStep: "2", wantJobs: []string{"2"},
@@ -132,6 +147,9 @@ func TestApplyMigration(t *testing.T) {
 			}
 			if v, ok := r.liveStateStep(); !ok || v != tc.wantStep {
 				t.Errorf("the live template's state step: %q (present %v), want %q", v, ok, tc.wantStep)
+			}
+			if got := r.liveStateEnv(render.EnvStateRestore); got != tc.wantRestore {
+				t.Errorf("the live template's state step puts back the hand-over to %q, want %q", got, tc.wantRestore)
 			}
 			var jobs []string
 			for _, j := range r.f.jobs {

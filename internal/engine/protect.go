@@ -31,8 +31,11 @@ func protectedNodes(g *spec.Group, doc *state.Document) map[string]bool {
 }
 
 // keepClaimsDone ends a destroy --keep-claims: the state stays, each node's record cut to its
-// machine ID and protection, so that a later apply reattaches the claims to nodes with the
-// same machine IDs, still protected, and rolls them out as new (nothing of theirs runs).
+// machine ID, its protection and what it knows of the volume (the version its data ran ready
+// with, the copy it holds), so that a later apply reattaches the claims to nodes with the
+// same machine IDs, still protected, and rolls them out as new (nothing of theirs runs). A
+// copy forgotten here would stay on the volume with no step ever removing it, and a later
+// migration would take it for its backup (issue 35 item 1).
 func (e *Engine) keepClaimsDone(ctx context.Context, t Target, s *DestroyScope) error {
 	doc, err := readState(ctx, t)
 	if err != nil {
@@ -40,7 +43,7 @@ func (e *Engine) keepClaimsDone(ctx context.Context, t Target, s *DestroyScope) 
 	}
 	if doc != nil && t.Store != nil {
 		for name, ns := range doc.Nodes {
-			doc.Nodes[name] = &state.NodeState{MachineID: ns.MachineID, Protect: ns.Protect}
+			doc.Nodes[name] = &state.NodeState{MachineID: ns.MachineID, Protect: ns.Protect, StateVersion: ns.StateVersion, Copy: ns.Copy}
 		}
 		if err := t.Store.Write(context.WithoutCancel(ctx), doc); err != nil {
 			return fmt.Errorf("group %s: its objects but the claims are gone but the state was not written: %w", t.Group.Name, err)

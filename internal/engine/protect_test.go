@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -33,5 +36,39 @@ func TestProtectedNodes(t *testing.T) {
 				t.Errorf("protectedNodes (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestKeepClaimsKeepsTheVolumesRecord (issue 35 item 1): destroy --keep-claims keeps what the
+// state knows of each kept volume, the version its data ran ready with and the copy it holds,
+// beside the machine ID and the protection; the rest of the node's record goes.
+func TestKeepClaimsKeepsTheVolumesRecord(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeCluster()
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName("demo")
+	ns.SetLabels(map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: "demo"})
+	f.objects[plan.Key{Kind: "Namespace", Name: "demo"}] = ns
+	for _, k := range []plan.Key{{Kind: "Deployment", Namespace: "demo", Name: "db"}, {Kind: "PersistentVolumeClaim", Namespace: "demo", Name: "db-state"}} {
+		u := &unstructured.Unstructured{}
+		u.SetKind(k.Kind)
+		u.SetNamespace(k.Namespace)
+		u.SetName(k.Name)
+		u.SetLabels(map[string]string{spec.LabelGroup: "demo", spec.LabelNode: "db"})
+		f.objects[k] = u
+	}
+	store := &memStore{doc: &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"db": {
+		MachineID: "id-db", Protect: true, Image: state.ImageRecord{Ref: "r/demo/db", Digest: "sha256:aa"},
+		ReadyTemplate: "abc", StateVersion: "14", Copy: &state.StateCopy{From: "14", To: "15"},
+	}}}}
+	g := &spec.Group{Name: "demo", Nodes: []*spec.Node{{Name: "db", State: spec.StateVolume{Protect: true}}}}
+	if _, err := New(Options{Kube: f}).Destroy(ctx, Target{Group: g, Namespace: "demo", Store: store}, DestroyOptions{KeepClaims: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := &state.NodeState{MachineID: "id-db", Protect: true, StateVersion: "14", Copy: &state.StateCopy{From: "14", To: "15"}}
+	if d := cmp.Diff(want, store.doc.Nodes["db"]); d != "" {
+		t.Errorf("node db's record after destroy --keep-claims (-want +got):\n%s", d)
 	}
 }

@@ -166,7 +166,7 @@ func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, ro
 	restore := ""
 	if cp := rec.copyOf(o.node); cp != nil {
 		// A migration failed: the template set back puts the copy back before its node starts.
-		o.prev = withStateRestore(o.prev, cp.From)
+		o.prev = withStateRestore(o.prev, cp)
 		restore = fmt.Sprintf(" (its init container %s puts back the copy of /var/lib taken at state version %s; the state keeps that version)", render.InitContainerState, versionText(cp.From))
 	}
 	e.emit(event.Event{Node: o.node, Phase: event.PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s%s", o.deployment, o.res.Reason, digestOf(oldImage), restore)})

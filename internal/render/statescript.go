@@ -11,9 +11,13 @@ const (
 	// EnvStateVersion is the state version of the template the step runs for; "" is a node
 	// deployed before it declared one.
 	EnvStateVersion = "SLIPWAY_STATE_VERSION"
+	// EnvStateRestore is set only in the template a failed migration goes back to: the
+	// version the failed release was handed, whose copy (taken at EnvStateVersion) its state
+	// step puts back (issue 35: a copy of another hand-over is refused, not put back).
+	EnvStateRestore = "SLIPWAY_STATE_RESTORE"
 	// StateMetaDir is slipway's directory on the state volume, beside the node's own data:
 	// version (the version the data was last handed to), copy/ (the copy held: data/, from,
-	// complete), copy.partial/ (a copy being made), restore/ (a restore under way), removing/.
+	// to, complete), copy.partial/ (a copy being made), restore/ (a restore under way), removing/.
 	StateMetaDir = ".slipway-state"
 )
 
@@ -21,19 +25,30 @@ const (
 // give any node image. Every step can be killed and run again: each phase ends with a marker
 // (a file written last, or an atomic rename on the volume), and a rerun resumes from it.
 //
-// In mode start, with V the template's version and D the version the data was handed to:
+// A copy records the version it was taken at (from) and the version the data was handed to
+// with it (to, issue 35): it is tied to the hand-over in progress while the data is at its
+// "to" (or still at its "from": killed before the hand-over). A copy that is not tied is
+// never put back and never kept as a backup: its data is not the one the node was handed.
+//
+// In mode start, with V the template's version, D the version the data was handed to, and R
+// the hand-over a rollback template names (EnvStateRestore; "" in every other template):
 //   - a restore under way is finished first;
-//   - a copy held from V while D is not V: the release after V failed and this template is the
-//     rollback, so the copy goes back into place by renames (the failed data is dropped);
+//   - R set (the template a failed migration to R goes back to): the copy taken at V and
+//     handed to R goes back into place by renames, the failed data dropped; with the data
+//     at V already, nothing; anything else is refused, nothing changed;
+//   - a copy from V tied to D, D not V: the file went back to V before the release after V
+//     ran ready: the copy goes back into place;
 //   - D is V: nothing (a restart, or a release that keeps the layout), but a copy taken at V
 //     itself (killed before D changed) is dropped;
-//   - else a migration from D to V: unless a copy is held already (of the data the last good
-//     release ran on), the free space is checked and the data copied, then D becomes V.
+//   - else a migration from D to V: a copy tied to D (of the data the last good release ran
+//     on) is kept and handed to V; one not tied is dropped; without a copy the free space is
+//     checked and the data copied; then D becomes V.
 //
 // In mode remove (the removal Job after the release at V ran ready), the copy goes.
 const StateScript = `set -eu
 root=${SLIPWAY_STATE_ROOT:-/var/lib}
 to=${SLIPWAY_STATE_VERSION-}
+back=${SLIPWAY_STATE_RESTORE-}
 meta=$root/` + StateMetaDir + `
 say() { printf 'slipway-state: %s\n' "$*"; }
 fail() { say "$*" >&2; exit 1; }
@@ -60,6 +75,18 @@ drop() {
 	rm -rf "$meta/removing"
 }
 mark() { found=1; }
+held() { [ -f "$meta/copy/complete" ]; }
+copyfrom() { cat "$meta/copy/from"; }
+# copyto is the version the data was handed to with the copy; a copy taken before slipway
+# recorded it counts as handed to the data's version (the rule of that time).
+copyto() { if [ -f "$meta/copy/to" ]; then cat "$meta/copy/to"; else dataversion; fi; }
+handto() {
+	printf '%s' "$1" >"$meta/copy/to.new"
+	mv -f "$meta/copy/to.new" "$meta/copy/to"
+}
+held_text() {
+	if held; then printf "a copy taken at version '%s' and handed to '%s'" "$(copyfrom)" "$(copyto)"; else printf 'no copy'; fi
+}
 addsize() { need=$((need + $(du -sk -- "$1" | { read -r k _; echo "$k"; }))); }
 copy() {
 	need=0
@@ -95,6 +122,7 @@ copy() {
 	tar) (cd "$root" && tar -cf - -- "$@") | (cd "$p/data" && tar -xpf -) ;;
 	esac
 	printf '%s' "$(dataversion)" >"$p/from"
+	printf '%s' "$to" >"$p/to"
 	: >"$p/complete"
 	mv "$p" "$meta/copy"
 	say "copied $root (${need} KiB, $how) before the migration from version '$(cat "$meta/copy/from")' to '$to'"
@@ -130,26 +158,41 @@ restore() {
 	say "put back the copy of $root taken at version '$(dataversion)'; the data of the failed release is removed"
 }
 mkdir -p "$meta"
-rm -rf "$meta/copy.partial" "$meta/removing" "$meta/version.new"
+rm -rf "$meta/copy.partial" "$meta/removing" "$meta/version.new" "$meta/copy/to.new"
 case ${1:-start} in
 start)
 	if [ -d "$meta/restore" ]; then
 		if [ -f "$meta/restore/from" ]; then restore; else drop "$meta/restore"; fi
 	fi
 	d=$(dataversion)
-	if [ -f "$meta/copy/complete" ] && [ "$(cat "$meta/copy/from")" = "$to" ] && [ "$d" != "$to" ]; then
+	if [ -n "$back" ]; then
+		if [ "$d" = "$to" ]; then
+			# The failed release's pod never handed the data on (or the restore is done).
+			if held && [ "$(copyfrom)" = "$to" ]; then drop "$meta/copy"; fi
+		elif [ "$d" = "$back" ] && held && [ "$(copyfrom)" = "$to" ] && [ "$(copyto)" = "$back" ]; then
+			restore
+		else
+			fail "refusing to put a copy back: this template goes back to version '$to' from the migration to '$back', but the data is at version '$d' and the volume holds $(held_text); nothing was changed: the node stays down until the volume is fixed by hand or another release is applied"
+		fi
+	elif held && [ "$(copyfrom)" = "$to" ] && [ "$d" != "$to" ] && [ "$(copyto)" = "$d" ]; then
 		restore
 	elif [ "$d" = "$to" ]; then
 		# A copy taken at this very version was never handed on (killed before the version
 		# changed): it is no backup of anything, and would go stale.
-		if [ -f "$meta/copy/complete" ] && [ "$(cat "$meta/copy/from")" = "$to" ]; then drop "$meta/copy"; fi
-	elif [ -f "$meta/copy/complete" ]; then
-		say "keeping the copy taken at version '$(cat "$meta/copy/from")': no release has run ready since"
-		setversion "$to"
+		if held && [ "$(copyfrom)" = "$to" ]; then drop "$meta/copy"; fi
 	else
-		found=
-		each mark "$root"
-		if [ -n "$found" ]; then copy; fi
+		if held && [ "$(copyto)" != "$d" ] && [ "$(copyfrom)" != "$d" ]; then
+			say "dropping $(held_text): the data was handed to version '$d' since, so it is no backup of it"
+			drop "$meta/copy"
+		fi
+		if held; then
+			say "keeping the copy taken at version '$(copyfrom)': no release has run ready since"
+			handto "$to"
+		else
+			found=
+			each mark "$root"
+			if [ -n "$found" ]; then copy; fi
+		fi
 		setversion "$to"
 	fi
 	;;

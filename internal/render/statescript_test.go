@@ -237,6 +237,9 @@ func TestStateScriptCopyFailRestore(t *testing.T) {
 			if v, _ := metaFile(t, root, "version"); v != tc.to {
 				t.Errorf("version after the copy = %q, want %q", v, tc.to)
 			}
+			if v, _ := metaFile(t, root, "copy/to"); v != tc.to {
+				t.Errorf("the copy says it was handed to %q, want %q", v, tc.to)
+			}
 			// lost+found belongs to the file system: it is neither copied nor moved.
 			inCopy := slices.DeleteFunc(slices.Clone(before), func(l string) bool { return strings.HasPrefix(l, `"lost+found" `) })
 			if diff := cmp.Diff(inCopy, manifest(t, filepath.Join(root, StateMetaDir, "copy", "data"))); diff != "" {
@@ -400,8 +403,10 @@ func TestStateScriptSequences(t *testing.T) {
 	full := stub(t, "df", "echo 'Filesystem 1024-blocks Used Available Capacity Mounted on'; echo '/dev/vdb 1000 999 1 99% /var/lib'\n")
 	type run struct {
 		mode, version, path string
-		migrate             bool   // the release's container changes the data after the step
-		fails               string // the step fails saying this
+		// restore is the hand-over a rollback template names (EnvStateRestore)
+		restore string
+		migrate bool   // the release's container changes the data after the step
+		fails   string // the step fails saying this
 	}
 	for _, tc := range []struct {
 		name string
@@ -435,6 +440,30 @@ func TestStateScriptSequences(t *testing.T) {
 		{name: "the file reverted before the new release ran ready",
 			runs:     []run{{mode: "start", version: "2", migrate: true}, {mode: "start", version: "1"}},
 			original: true, version: "1"},
+		{name: "the rollback template puts back the copy of its hand-over",
+			runs:     []run{{mode: "start", version: "2", migrate: true}, {mode: "start", version: "1", restore: "2"}},
+			original: true, version: "1"},
+		{name: "the rollback template after a pod that never handed the data on",
+			runs:     []run{{mode: "start", version: "1", restore: "2"}},
+			original: true, version: "1"},
+		// Issue 35 item 1: the state forgot the copy (destroy --keep-claims), the release at 2
+		// ran for months, and a migration to 3 failed: the copy of 1 is not the data 2 ran
+		// on, and must not come back, nor may 2 start on the data 3 migrated.
+		{name: "a rollback refuses a copy of another hand-over",
+			runs: []run{
+				{mode: "start", version: "2", migrate: true}, {mode: "start", version: "2"},
+				{mode: "start", version: "3"},
+				{mode: "start", version: "2", restore: "3", fails: "refusing to put a copy back: this template goes back to version '2' from the migration to '3', but the data is at version '3' and the volume holds a copy taken at version '1' and handed to '3'"},
+			},
+			version: "3", held: true},
+		// The data was handed on without its copy following (by hand, or by a hand-over the
+		// copy was not recorded for): going back to 1 is a migration, not a restore.
+		{name: "a copy not tied to the data is neither put back nor kept",
+			runs: []run{
+				{mode: "start", version: "2", migrate: true}, {mode: "hand", version: "3"},
+				{mode: "start", version: "1"},
+			},
+			version: "1", held: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -443,7 +472,13 @@ func TestStateScriptSequences(t *testing.T) {
 			original := manifest(t, root)
 			var migrated []string
 			for i, r := range tc.runs {
-				out, err := runScript(t, root, r.mode, r.version, r.path)
+				if r.mode == "hand" {
+					if err := os.WriteFile(filepath.Join(root, StateMetaDir, "version"), []byte(r.version), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				out, err := runScript(t, root, r.mode, r.version, r.path, EnvStateRestore+"="+r.restore)
 				switch {
 				case r.fails == "" && err != nil:
 					t.Fatalf("run %d (%s at %s): %v\n%s", i, r.mode, r.version, err, out)

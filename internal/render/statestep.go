@@ -47,19 +47,23 @@ func StateInitVersion(ps *corev1.PodSpec) (string, bool) {
 	return "", false
 }
 
-// WithStateRestore returns ps with its state step at version: the template a failed
-// migration goes back to puts the copy taken at version back. A template from before the
+// WithStateRestore returns ps with its state step at version, naming the hand-over to
+// failed: the template a failed migration to failed goes back to puts the copy taken at
+// version and handed to failed back, and refuses any other copy. A template from before the
 // node had a version has no step: it gets one, from its own image, in front of its init
 // containers.
-func WithStateRestore(ps *corev1.PodSpec, image, version string) *corev1.PodSpec {
+func WithStateRestore(ps *corev1.PodSpec, image, version, failed string) *corev1.PodSpec {
 	out := ps.DeepCopy()
+	env := []corev1.EnvVar{{Name: EnvStateVersion, Value: version}, {Name: EnvStateRestore, Value: failed}}
 	for i := range out.InitContainers {
 		if out.InitContainers[i].Name == InitContainerState {
-			out.InitContainers[i].Env = []corev1.EnvVar{{Name: EnvStateVersion, Value: version}}
+			out.InitContainers[i].Env = env
 			return out
 		}
 	}
-	out.InitContainers = append([]corev1.Container{StateInitContainer(image, version)}, out.InitContainers...)
+	c := StateInitContainer(image, version)
+	c.Env = env
+	out.InitContainers = append([]corev1.Container{c}, out.InitContainers...)
 	return out
 }
 
