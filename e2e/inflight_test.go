@@ -149,7 +149,8 @@ var inflightChanges = []struct {
 	image bool
 }{{"env", false}, {"image", true}}
 
-// Item 1: an apply interrupted while its never-ready rollout runs.
+// Item 1: an apply interrupted while its never-ready rollout runs: SIGINT and SIGTERM set it
+// back at once (issue 35 item 14), SIGKILL leaves it in flight for the next apply.
 func TestInflightApplyInterrupted(t *testing.T) {
 	t.Parallel()
 	for _, sg := range inflightSignals {
@@ -164,7 +165,20 @@ func TestInflightApplyInterrupted(t *testing.T) {
 				g.waitFor(ctx, "the apply applies the never-ready template", g.neverReadyLive)
 				g.interrupt(cmd, sg.sig)
 				g.requireStatusNotReady()
-				g.requireFollowed("a rollout was interrupted")
+				if sg.sig == syscall.SIGKILL {
+					g.requireFollowed("a rollout was interrupted")
+					return
+				}
+				// Issue 35 item 14: a signal is a stop asked, not a kill: the rollout, not
+				// ready, was set back at once to the template that ran ready.
+				g.roRequireReady("solo", 1)
+				if d := cmp.Diff(g.good, g.roDeployment("solo").Spec.Template); d != "" {
+					t.Errorf("after %s, solo is not back on the template that ran ready (-want +got):\n%s", sg.name, d)
+				}
+				if lr := g.State().State.Nodes["solo"].LastRollout; lr == nil || lr.Result != "rolled-back" || lr.Digest != g.digest {
+					t.Errorf("state after %s: last rollout %+v, want rolled-back to %s", sg.name, lr, g.digest)
+				}
+				g.requireFollowed("")
 			})
 		}
 	}
@@ -223,7 +237,20 @@ func TestInflightSuspendedApply(t *testing.T) {
 				g.waitFor(ctx, "the resume scales solo up", func() bool { return *g.roDeployment("solo").Spec.Replicas == 1 })
 				g.interrupt(cmd, sg.sig)
 				g.requireStatusNotReady()
-				g.requireFollowed("a rollout was interrupted")
+				if sg.sig == syscall.SIGKILL {
+					g.requireFollowed("a rollout was interrupted")
+					return
+				}
+				// Issue 35 item 14: a signal is a stop asked, not a kill: the rollout, not
+				// ready, was set back at once to the template that ran ready.
+				g.roRequireReady("solo", 1)
+				if d := cmp.Diff(g.good, g.roDeployment("solo").Spec.Template); d != "" {
+					t.Errorf("after %s, solo is not back on the template that ran ready (-want +got):\n%s", sg.name, d)
+				}
+				if lr := g.State().State.Nodes["solo"].LastRollout; lr == nil || lr.Result != "rolled-back" || lr.Digest != g.digest {
+					t.Errorf("state after %s: last rollout %+v, want rolled-back to %s", sg.name, lr, g.digest)
+				}
+				g.requireFollowed("")
 			})
 		}
 	}

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// SIGINT during a long rollout: the apply finishes its step, writes the state, releases the
-// lock and exits non-zero; the next apply converges (SPEC §8, issue 5).
+// SIGINT during a long rollout: the apply finishes its step (the rollout, not ready, set back
+// to the template that ran ready: issue 35 item 14), writes the state, releases the lock and
+// exits non-zero; the next apply converges (SPEC §8, issue 5).
 func TestApplyInterrupted(t *testing.T) {
 	t.Parallel()
 	g := NewGroup(t, "sigint", rolloutFile("5m", ""), "web")
@@ -35,6 +36,15 @@ func TestApplyInterrupted(t *testing.T) {
 	if !strings.Contains(stderr.String(), "finishing the current step") {
 		t.Errorf("stderr does not say what SIGINT does:\n%s", stderr.String())
 	}
+	// Issue 35 item 14: the stop did not leave web on the template that was not ready: it
+	// was set back, at once, to the one that ran ready, and says so.
+	if !strings.Contains(stderr.String(), "web: stop asked before it was ready") {
+		t.Errorf("stderr does not say the rollout is set back:\n%s", stderr.String())
+	}
+	if env := roEnv(g.roDeployment("web").Spec.Template.Spec.Containers[0], "SLIPWAY_DEV_POD"); env == "never-ready" {
+		t.Errorf("web is left on the never-ready template after SIGINT:\n%s", stderr.String())
+	}
+	g.roRequireReady("web", 1)
 	st := g.State()
 	if st.Lock != nil {
 		t.Fatalf("lock %s left after SIGINT:\n%s", st.Lock.ID, stderr.String())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"slipway.dev/slipway/internal/event"
@@ -283,7 +284,12 @@ func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted after its policies and claim: %w", err)
 	}
-	for _, st := range steps {
+	for i, st := range steps {
+		// A stop asked ends the run between steps, never between a Deployment's apply and
+		// the wait for its rollout (issue 35 item 14), and says what it left undone.
+		if err := ctx.Err(); err != nil && st.Kind != plan.StepAwaitRollout {
+			return stoppedBefore(steps[i:], err)
+		}
 		if err := e.runStep(ctx, nr, st); err != nil {
 			return err
 		}
@@ -302,4 +308,14 @@ func (e *Engine) runStep(ctx context.Context, nr *nodeRun, st plan.Step) error {
 		return fmt.Errorf("step %s of node %s: no executor for it here", st.Kind, st.Node)
 	}
 	return x(e, ctx, nr, st)
+}
+
+// stoppedBefore is the error of a node whose run a stop ended before steps: each named, as
+// plan prints it, for the next apply to do.
+func stoppedBefore(steps []plan.Step, err error) error {
+	names := make([]string, len(steps))
+	for i, st := range steps {
+		names[i] = st.String()
+	}
+	return fmt.Errorf("stopped before %d of its steps, which the next apply does: %s: %w", len(steps), strings.Join(names, "; "), err)
 }

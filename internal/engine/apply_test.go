@@ -205,17 +205,9 @@ func TestApplyRoles(t *testing.T) {
 // plans a rollout in flight, follows it and starts the roles.
 func TestApplyKilledBetweenSteps(t *testing.T) {
 	r := newApplyRun(t, imgA)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r.f.onCall = func(call string) {
-		if call == "apply Deployment web" {
-			cancel()
-		}
-	}
-	err := r.apply(ctx, imgSlow, imgSlow, templateChange("web"), templateChange("web-worker"))
-	if err == nil || !strings.Contains(err.Error(), "the next apply follows it again") {
-		t.Fatalf("killed apply: %v, want the rollout interrupted", err)
-	}
+	frozen := r.f.killAt("apply Deployment web")
+	go r.apply(context.Background(), imgSlow, imgSlow, templateChange("web"), templateChange("web-worker")) //nolint:errcheck // killed: it never returns
+	<-frozen
 	if l := r.last(); l == nil || l.Result != event.RolloutInProgress || l.Digest != "sha256:slow" {
 		t.Fatalf("after the kill, last rollout %+v: want in flight of sha256:slow", l)
 	}
@@ -226,9 +218,10 @@ func TestApplyKilledBetweenSteps(t *testing.T) {
 		t.Errorf("after the kill, web-worker at %d replicas, want 0", got)
 	}
 
-	r.f.onCall = nil
 	r.f.release()
+	r.f.mu.Lock()
 	r.f.calls = nil
+	r.f.mu.Unlock()
 	follow := plan.Change{Key: depKey("web"), Action: plan.Update, Reason: plan.InterruptedReason}
 	replicas := plan.Change{Key: depKey("web-worker"), Action: plan.Update, Diff: []plan.FieldDiff{{Path: "spec.replicas"}}}
 	if err := r.apply(context.Background(), imgSlow, imgSlow, follow, replicas); err != nil {

@@ -174,22 +174,17 @@ func TestApplyMigration(t *testing.T) {
 // rollout, records the new version only once it ran ready, and removes the copy.
 func TestApplyMigrationKilled(t *testing.T) {
 	r := migrationRun(t, "1", nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	r.f.onCall = func(call string) {
-		if call == "apply Deployment web" {
-			cancel()
-		}
-	}
-	if err := r.migrate(ctx, imgSlow, "2"); err == nil {
-		t.Fatal("the killed apply succeeded")
-	}
-	r.f.onCall = nil
+	frozen := r.f.killAt("apply Deployment web")
+	go r.migrate(context.Background(), imgSlow, "2") //nolint:errcheck // killed: it never returns
+	<-frozen
 	ns := r.store.doc.Nodes["web"]
 	if ns.StateVersion != "1" || ns.Copy == nil || *ns.Copy != (state.StateCopy{From: "1", To: "2"}) || !inFlight(ns) {
 		t.Fatalf("after the kill: version %q, copy %+v, last rollout %+v; want 1, a copy 1 -> 2, in flight", ns.StateVersion, ns.Copy, ns.LastRollout)
 	}
 	r.f.release()
+	r.f.mu.Lock()
 	r.f.calls = nil
+	r.f.mu.Unlock()
 	if err := r.migrate(context.Background(), imgSlow, "2"); err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func TestSettle(t *testing.T) {
 		{name: "rollback refused: still in flight", res: notReady, prev: prev, backErr: errors.New("forbidden"), wantErr: []string{"the rollback failed too: forbidden"},
 			wantLast: &event.Rollout{Result: event.RolloutInProgress, Digest: "sha256:b"}, wantHash: "old"},
 		{name: "interrupted: still in flight", res: status.Result{Phase: status.Failed, Reason: "Interrupted"}, prev: prev, interrupted: true,
-			wantErr:  []string{"deployment web: rollout interrupted; the next apply follows it again"},
+			wantErr:  []string{"deployment web: rollout interrupted; the next apply follows it again: its new template stays applied with nothing to set back to"},
 			wantLast: &event.Rollout{Result: event.RolloutInProgress, Digest: "sha256:b"}, wantHash: "old"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,8 @@ func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
 	if err != nil {
 		return fmt.Errorf("role %s: %w", st.Role, err)
 	}
-	res := e.wait(ctx, r.w, waitFor{key: k, minGen: out.GetGeneration(), since: time.Now(), limit: st.Limit, node: st.Node, check: status.Rollout})
+	res := e.wait(ctx, r.w, waitFor{key: k, minGen: out.GetGeneration(), since: time.Now(), limit: st.Limit, node: st.Node, check: status.Rollout,
+		onStop: stopSetsBack, stopText: ": the role goes back to 0 replicas; the run stops after that"})
 	if res.Phase != status.Ready {
 		// The error says the role is at 0: wait until its pods are gone, and say so when not.
 		if err := e.scaleAndWait(context.WithoutCancel(ctx), r.w, k, 0); err != nil {
@@ -57,7 +58,7 @@ func (e *Engine) scaleAndWait(ctx context.Context, w deploymentWatch, k plan.Key
 	if replicas == 0 {
 		check = status.ScaledDown
 	}
-	res := e.wait(ctx, w, waitFor{key: k, minGen: gen, since: time.Now(), limit: spec.DefaultRolloutTimeout, check: check})
+	res := e.wait(ctx, w, waitFor{key: k, minGen: gen, since: time.Now(), limit: spec.DefaultRolloutTimeout, check: check, onStop: stopFinishes})
 	if res.Phase != status.Ready {
 		return errors.New(res.Message)
 	}

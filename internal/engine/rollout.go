@@ -85,7 +85,14 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 		return fmt.Errorf("%s: await-rollout without its apply-deployment step", *st.Object)
 	}
 	k, w := a.key, nr.w
-	res := e.wait(ctx, w, waitFor{key: k, minGen: a.gen, since: a.since, limit: st.Limit, node: st.Node, check: status.Rollout})
+	// A stop asked now ends this step as a failure would: set back to the last template that
+	// ran ready, so that a Ctrl-C never leaves the node on a template that is not ready
+	// (issue 35 item 14). A first deploy has nothing to go back to: it stays in flight.
+	f := waitFor{key: k, minGen: a.gen, since: a.since, limit: st.Limit, node: st.Node, check: status.Rollout}
+	if st.Replicas > 0 && st.Rollback != plan.RollbackNone && a.prev != nil {
+		f.onStop, f.stopText = stopSetsBack, ": setting it back to its last ready template; the run stops after that"
+	}
+	res := e.wait(ctx, w, f)
 	if st.Replicas == 0 {
 		if res.Phase != status.Ready && ctx.Err() == nil {
 			return fmt.Errorf("deployment %s: at 0 replicas while suspended: %s", k.Name, res.Message)
@@ -99,7 +106,7 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 	if res.Phase == status.Ready {
 		o.hash = templateHash(w, k)
 	}
-	return e.settle(ctx, nr.rec, o, e.rollbackFunc(ctx, w, k, st.Limit, st.Node), func() string { return e.failureReport(ctx, w, k, res) })
+	return e.settle(ctx, nr.rec, o, e.rollbackFunc(ctx, w, k, st.Limit, st.Node), func() string { return e.failureReport(context.WithoutCancel(ctx), w, k, res) })
 }
 
 // rolloutOutcome is how a followed rollout ended.
@@ -137,15 +144,15 @@ func (e *Engine) rollbackFunc(ctx context.Context, w deploymentWatch, k plan.Key
 	}
 }
 
-// settle records how a rollout ended and, when it failed, sets it back with rollback. A run
-// interrupted while it waited leaves the in-flight marker: the next apply follows the rollout
-// again. A state write that fails fails the run, after the cluster step it records.
+// settle records how a rollout ended and, when it failed, sets it back with rollback. A wait
+// that was interrupted leaves the in-flight marker: the next apply follows the rollout again.
+// A state write that fails fails the run, after the cluster step it records.
 func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, rollback rollbackFunc, report func() string) error {
 	if o.res.Phase == status.Ready {
 		return rec.ready(ctx, o.node, o.deployment, o.image, o.hash, o.version)
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("deployment %s: rollout interrupted; the next apply follows it again", o.deployment)
+	if o.res.Reason == reasonInterrupted {
+		return fmt.Errorf("deployment %s: rollout interrupted; the next apply follows it again: its new template stays applied with nothing to set back to, and the node may not be ready until then", o.deployment)
 	}
 	rep := report()
 	// The reason word (CrashLoopBackOff, ErrImagePull, NotReady, …) leads: it is what an

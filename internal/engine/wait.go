@@ -25,7 +25,30 @@ type waitFor struct {
 	limit  time.Duration
 	node   string // the node whose rollout events it emits; "" emits none
 	check  func(status.Input) status.Result
+	// onStop is what a stop asked (ctx cancelled: the first Ctrl-C) does (issue 35 item 14):
+	// stopEnds (the default: the step changed nothing that the wait must see through) ends
+	// the wait as interrupted; stopFinishes goes on until check decides or the limit passes;
+	// stopSetsBack ends a wait still progressing with a failure of reason reasonStopped, which
+	// the caller sets back. stopText says what follows, in the event that says so once.
+	onStop   stopAction
+	stopText string
 }
+
+// stopAction is what a wait does when a stop is asked.
+type stopAction int
+
+const (
+	stopEnds stopAction = iota
+	stopFinishes
+	stopSetsBack
+)
+
+const (
+	// reasonInterrupted is the reason of a wait a stop ended before its step was done.
+	reasonInterrupted = "Interrupted"
+	// reasonStopped is the reason of a wait a stop ended, for its step to set back.
+	reasonStopped = "Stopped"
+)
 
 // waitTick is how often a wait checks again with nothing changed; a variable for the tests.
 var waitTick = time.Second
@@ -37,6 +60,7 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.
 	var last status.Result
 	tick := time.NewTicker(waitTick) // time passes even when nothing changes: limits, grace
 	defer tick.Stop()
+	done := ctx.Done()
 	var (
 		dep   *appsv1.Deployment
 		rss   []*appsv1.ReplicaSet
@@ -45,7 +69,12 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.
 		fetch = true
 	)
 	changed := w.Changed(k.Name) // taken before each copy: no change between is missed
+	said := false
 	for {
+		if f.onStop == stopFinishes && !said && ctx.Err() != nil {
+			said = true
+			e.emit(event.Event{Node: f.node, Phase: event.PhaseRollout, Message: fmt.Sprintf("%s: stop asked: waiting for it to end first (limit %s from its start)%s", k.Name, f.limit, f.stopText)})
+		}
 		if fetch {
 			// A tick with nothing changed checks the same copies at a later time: copying
 			// every waiting node's objects once a second was most of what a first apply of
@@ -64,14 +93,22 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.
 		if res.Phase != status.Progressing {
 			return res
 		}
+		if f.onStop == stopSetsBack && ctx.Err() != nil {
+			e.emit(event.Event{Node: f.node, Phase: event.PhaseRollout, Message: fmt.Sprintf("%s: stop asked before it was ready (%d/%d)%s", k.Name, res.Ready, res.Desired, f.stopText)})
+			return status.Result{Phase: status.Failed, Reason: reasonStopped, Pod: res.Pod, Ready: res.Ready, Desired: res.Desired,
+				Message: fmt.Sprintf("a stop was asked (Ctrl-C or SIGTERM) before the rollout was ready (%d/%d ready)", res.Ready, res.Desired)}
+		}
 		select {
 		case <-changed:
 			changed, fetch = w.Changed(k.Name), true
 		case <-tick.C:
 			// The same channel stays: a change the select passed over wakes the next one.
 			fetch = false
-		case <-ctx.Done():
-			return status.Result{Phase: status.Failed, Reason: "Interrupted", Message: k.String() + ": interrupted while waiting for the rollout"}
+		case <-done:
+			if f.onStop == stopEnds {
+				return status.Result{Phase: status.Failed, Reason: reasonInterrupted, Message: k.String() + ": interrupted while waiting for the rollout"}
+			}
+			done, fetch = nil, true // the loop's next turn does what onStop says
 		}
 	}
 }
