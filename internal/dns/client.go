@@ -128,6 +128,7 @@ func (c *Client) Read(ctx context.Context, sets []Set) ([]Seen, error) {
 }
 
 // queryAll reads each set with queries, over up to readers TCP connections kept open.
+// Answers a wildcard made up are left out (wildcards.go), as a transfer has none.
 func (c *Client) queryAll(ctx context.Context, sets []Set) ([]Seen, error) {
 	out := make([]Seen, len(sets))
 	errs := make([]error, len(sets))
@@ -142,8 +143,9 @@ func (c *Client) queryAll(ctx context.Context, sets []Set) ([]Seen, error) {
 				}
 			}()
 			for i := range next {
+				w := c.realAnswers(&conn)
 				out[i], errs[i] = seenOf(sets[i], func(name, typ string) ([]Record, error) {
-					return c.query(ctx, &conn, name, typ)
+					return w.lookup(ctx, name, typ)
 				})
 			}
 		})
@@ -179,7 +181,7 @@ func seenOf(s Set, lookup func(name, typ string) ([]Record, error)) (Seen, error
 			return seen, err
 		}
 		for _, r := range rs {
-			if s.Kind == KindSPF && !strings.HasPrefix(r.Value, "v=spf1") {
+			if s.Kind == KindSPF && !IsSPF(r.Value) {
 				continue // the apex's other TXT records are nobody's business here
 			}
 			seen.Records = append(seen.Records, r)
@@ -193,28 +195,12 @@ func seenOf(s Set, lookup func(name, typ string) ([]Record, error)) (Seen, error
 // query asks for the records of type typ at name, on *conn (dialled, or dialled again after
 // an error, once).
 func (c *Client) query(ctx context.Context, conn **mdns.Conn, name, typ string) ([]Record, error) {
-	m := new(mdns.Msg)
-	m.SetQuestion(mdns.Fqdn(name), mdns.StringToType[typ])
-	var r *mdns.Msg
-	var err error
-	for attempt := range 2 {
-		if *conn == nil {
-			if *conn, err = c.q.DialContext(ctx, c.cfg.Server); err != nil {
-				return nil, fmt.Errorf("%s: query %s %s: %w", c, name, typ, err)
-			}
-		}
-		r, _, err = c.q.ExchangeWithConnContext(ctx, m, *conn)
-		if err == nil {
-			break
-		}
-		(*conn).Close()
-		*conn = nil
-		if attempt == 1 || ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: query %s %s: %w", c, name, typ, err)
-		}
+	r, err := c.exchange(ctx, conn, name, typ)
+	if err != nil {
+		return nil, err
 	}
 	if r.Rcode != mdns.RcodeSuccess && r.Rcode != mdns.RcodeNameError {
-		return nil, fmt.Errorf("%s: query %s %s: %s", c, name, typ, mdns.RcodeToString[r.Rcode])
+		return nil, &rcodeError{fmt.Errorf("%s: query %s %s: %s", c, name, typ, mdns.RcodeToString[r.Rcode])}
 	}
 	var out []Record
 	for _, rr := range r.Answer {
@@ -225,6 +211,36 @@ func (c *Client) query(ctx context.Context, conn **mdns.Conn, name, typ string) 
 		out = append(out, Record{Type: typ, Value: rdata(rr), TTL: h.Ttl})
 	}
 	return out, nil
+}
+
+// rcodeError is a query the server answered with an error code (REFUSED, say): it was
+// reached, and said no.
+type rcodeError struct{ error }
+
+func (e *rcodeError) Unwrap() error { return e.error }
+
+// exchange sends the question typ at name on *conn (dialled, or dialled again after an error,
+// once) and returns the server's answer as it came.
+func (c *Client) exchange(ctx context.Context, conn **mdns.Conn, name, typ string) (*mdns.Msg, error) {
+	m := new(mdns.Msg)
+	m.SetQuestion(mdns.Fqdn(name), mdns.StringToType[typ])
+	for attempt := 0; ; attempt++ {
+		var err error
+		if *conn == nil {
+			if *conn, err = c.q.DialContext(ctx, c.cfg.Server); err != nil {
+				return nil, fmt.Errorf("%s: query %s %s: %w", c, name, typ, err)
+			}
+		}
+		r, _, err := c.q.ExchangeWithConnContext(ctx, m, *conn)
+		if err == nil {
+			return r, nil
+		}
+		(*conn).Close()
+		*conn = nil
+		if attempt == 1 || ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: query %s %s: %w", c, name, typ, err)
+		}
+	}
 }
 
 // rdata is rr's data as Set values write it.
@@ -239,7 +255,7 @@ func rdata(rr mdns.RR) string {
 	case *mdns.MX:
 		return fmt.Sprintf("%d %s", v.Preference, strings.TrimSuffix(strings.ToLower(v.Mx), "."))
 	case *mdns.TXT:
-		return strings.Join(v.Txt, "")
+		return wireTXT(v)
 	}
 	return strings.TrimPrefix(rr.String(), rr.Header().String())
 }

@@ -18,7 +18,7 @@ const (
 )
 
 // Seen is what the server holds for one set: the owner TXT's texts, and the records at the
-// set's name of its kind's types (for KindSPF only the TXT values starting "v=spf1").
+// set's name of its kind's types (for KindSPF only the SPF records, IsSPF).
 type Seen struct {
 	Owner   []string `json:"owner,omitempty"`
 	Records []Record `json:"records,omitempty"`
@@ -36,6 +36,8 @@ type ConflictError struct {
 	// Changed: the server's records moved between the read and the UPDATE (a prerequisite
 	// failed), so the name is left as it is until the next plan reads it again.
 	Changed bool
+	// OtherSPF: the zone holds another party's SPF record beside slipway's (spf.go).
+	OtherSPF bool
 }
 
 func (e *ConflictError) Error() string {
@@ -49,6 +51,9 @@ func (e *ConflictError) Error() string {
 			parts[i] = r.String()
 		}
 		held = strings.Join(parts, ", ")
+	}
+	if e.OtherSPF {
+		return fmt.Sprintf("dns name %s (spf): conflict: it holds %s: another party's SPF record is beside slipway's (a zone has one SPF record, RFC 7208 3.2): slipway leaves theirs alone", e.Name, held)
 	}
 	whose := "without an owner TXT"
 	if e.OwnerText != "" {
@@ -69,6 +74,18 @@ func Decide(want *Set, name string, kind Kind, seen Seen, owner string) (Action,
 		}
 		return Conflict, ce
 	}
+	records := seen.Records
+	if ours && kind == KindSPF {
+		mine, others, ok := splitSPF(seen)
+		if !ok || (want != nil && len(others) > 0) {
+			// Another party's SPF: publishing beside it breaks the zone's SPF, and a
+			// retire takes only slipway's (it cannot when which one is not known).
+			_, ce := conflict()
+			ce.OtherSPF = true
+			return Conflict, ce
+		}
+		records = mine
+	}
 	if want == nil {
 		if ours {
 			return Delete, nil
@@ -81,7 +98,7 @@ func Decide(want *Set, name string, kind Kind, seen Seen, owner string) (Action,
 	case !ours:
 		return conflict()
 	}
-	if seen.Owner[0] != OwnerText(owner, want.Node) || !slices.Equal(seen.Records, want.Records()) {
+	if seen.Owner[0] != want.OwnerTextOf(owner) || !slices.Equal(records, want.Records()) {
 		return Update, nil
 	}
 	return None, nil

@@ -1,9 +1,11 @@
 package dns
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	mdns "github.com/miekg/dns"
 )
 
 func TestDecide(t *testing.T) {
@@ -43,6 +45,84 @@ func TestDecide(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Slipway's SPF is one record: another beside it is someone else's, a conflict that is
+// neither updated nor retired with slipway's (issue 35 item 7).
+func TestDecideSPF(t *testing.T) {
+	const owner = "g/ns@uid-1"
+	spf := &Set{Name: "dev.test", Kind: KindSPF, Values: []string{"v=spf1 mx -all"}, TTL: 300, Node: "mx"}
+	txt := func(v string) Record { return Record{Type: "TXT", Value: v, TTL: 300} }
+	ours := []string{spf.OwnerTextOf(owner)}
+	was := &Set{Name: "dev.test", Kind: KindSPF, Values: []string{"v=spf1 -all"}, Node: "mx"}
+	oursBefore := []string{was.OwnerTextOf(owner)} // what slipway published before the file changed
+	legacy := []string{OwnerText(owner, "mx")}     // written before the owner named the value
+	theirs, mine := txt("v=spf1 include:x -all"), txt("v=spf1 mx -all")
+	for _, c := range []struct {
+		name     string
+		want     *Set
+		seen     Seen
+		action   Action
+		otherSPF bool
+	}{
+		{"free: create", spf, Seen{}, Create, false},
+		{"another's SPF, no owner: conflict", spf, Seen{Records: []Record{theirs}}, Conflict, false},
+		{"ours: nothing", spf, Seen{Owner: ours, Records: []Record{mine}}, None, false},
+		{"ours, changed: update", spf, Seen{Owner: oursBefore, Records: []Record{txt("v=spf1 -all")}}, Update, false},
+		{"ours beside another's: conflict", spf, Seen{Owner: ours, Records: []Record{theirs, mine}}, Conflict, true},
+		{"ours gone, another's there: conflict", spf, Seen{Owner: ours, Records: []Record{theirs}}, Conflict, true},
+		{"retire ours", nil, Seen{Owner: ours, Records: []Record{mine}}, Delete, false},
+		{"retire ours beside another's: only ours", nil, Seen{Owner: ours, Records: []Record{theirs, mine}}, Delete, false},
+		{"legacy owner, one SPF: updated to name it", spf, Seen{Owner: legacy, Records: []Record{mine}}, Update, false},
+		{"legacy owner, two SPFs: conflict", spf, Seen{Owner: legacy, Records: []Record{theirs, mine}}, Conflict, true},
+		{"legacy owner, two SPFs, retire: conflict", nil, Seen{Owner: legacy, Records: []Record{theirs, mine}}, Conflict, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ce := Decide(c.want, "dev.test", KindSPF, c.seen, owner)
+			if got != c.action || (ce != nil) != (c.action == Conflict) {
+				t.Fatalf("Decide = %q, %v; want %q", got, ce, c.action)
+			}
+			if ce != nil {
+				if ce.OtherSPF != c.otherSPF || !strings.Contains(ce.Error(), "dns name dev.test") {
+					t.Errorf("conflict %q (other SPF %t), want other SPF %t", ce, ce.OtherSPF, c.otherSPF)
+				}
+			}
+		})
+	}
+}
+
+func TestIsSPF(t *testing.T) {
+	for text, want := range map[string]bool{
+		"v=spf1 mx -all": true, "v=spf1": true, "V=SPF1 -all": true,
+		"v=spf10 -all": false, "v=spf1-all": false, "spf1": false, "": false, "google-site-verification=x": false,
+	} {
+		if got := IsSPF(text); got != want {
+			t.Errorf("IsSPF(%q) = %t, want %t", text, got, want)
+		}
+	}
+}
+
+// TXT text goes on the wire as its bytes, quotes and backslashes included, and reads back
+// as them: a value is compared with what the server holds byte for byte.
+func TestTXTWireForm(t *testing.T) {
+	for _, text := range []string{`v=spf1 mx -all`, `say "hi" \ back`, "tab\there", strings.Repeat("x", 300) + `"`} {
+		rr, err := Record{Type: "TXT", Value: text, TTL: 60}.rr("dev.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 1024)
+		n, err := mdns.PackRR(rr, buf, 0, nil, false)
+		if err != nil {
+			t.Fatalf("pack %q: %v", text, err)
+		}
+		back, _, err := mdns.UnpackRR(buf[:n], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rdata(back); got != text {
+			t.Errorf("TXT %q reads back as %q", text, got)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@
 package dns
 
 import (
+	"encoding/hex"
 	"fmt"
 	"net"
 	"slices"
@@ -28,8 +29,8 @@ const (
 	KindAddress Kind = "address"
 	// KindMX: the zone's MX records, at the apex.
 	KindMX Kind = "mx"
-	// KindSPF: the zone's SPF TXT, one value among the apex's other TXT records; only TXT
-	// values starting "v=spf1" count as the set's.
+	// KindSPF: the zone's SPF TXT, one value among the apex's other TXT records; only SPF
+	// records (IsSPF) count as the set's.
 	KindSPF Kind = "spf"
 	// KindDMARC: the TXT at _dmarc.<zone>; every TXT there is the set's.
 	KindDMARC Kind = "dmarc"
@@ -182,12 +183,61 @@ func (r Record) rr(name string) (mdns.RR, error) {
 	return bad()
 }
 
-// splitTXT cuts text into the character strings of a TXT record (255 bytes at most each).
+// IsSPF reports whether a TXT record's text is an SPF record: its version section is
+// "v=spf1" (in any case), ended by a space or the end of the text (RFC 7208 4.5).
+func IsSPF(text string) bool {
+	return len(text) >= 6 && strings.EqualFold(text[:6], "v=spf1") && (len(text) == 6 || text[6] == ' ')
+}
+
+// splitTXT cuts text, the record's bytes as they go on the wire, into the character strings
+// of a TXT record (255 bytes at most each), each in the escaped form miekg/dns packs back to
+// those bytes: a quote or a backslash in the text is itself, not an escape.
 func splitTXT(text string) []string {
 	var out []string
 	for len(text) > 255 {
-		out = append(out, text[:255])
+		out = append(out, escapeTXT(text[:255]))
 		text = text[255:]
 	}
-	return append(out, text)
+	return append(out, escapeTXT(text))
+}
+
+// escapeTXT writes the bytes of b as miekg/dns's presentation form of a character string.
+func escapeTXT(b string) string {
+	var sb strings.Builder
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"' || c == '\\':
+			sb.WriteByte('\\')
+			sb.WriteByte(c)
+		case c < ' ' || c > '~':
+			fmt.Fprintf(&sb, "\\%03d", c)
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+// wireTXT is the text of a TXT record as it is on the wire: its character strings' bytes,
+// joined; what was published is compared with it byte for byte, whatever form miekg/dns
+// presents (it escapes quotes, backslashes and bytes outside printable ASCII).
+func wireTXT(rr *mdns.TXT) string {
+	u := new(mdns.RFC3597)
+	if err := u.ToRFC3597(rr); err != nil {
+		return strings.Join(rr.Txt, "")
+	}
+	raw, err := hex.DecodeString(u.Rdata)
+	if err != nil {
+		return strings.Join(rr.Txt, "")
+	}
+	var sb strings.Builder
+	for len(raw) > 0 {
+		n := int(raw[0])
+		if 1+n > len(raw) {
+			break
+		}
+		sb.Write(raw[1 : 1+n])
+		raw = raw[1+n:]
+	}
+	return sb.String()
 }

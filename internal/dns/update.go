@@ -70,7 +70,11 @@ func (c *Client) message(zone string, ch Change) (*mdns.Msg, error) {
 		read := &mdns.TXT{Hdr: ownerType.Hdr, Txt: splitTXT(ch.Seen.Owner[0])}
 		m.Used([]mdns.RR{read})
 		if s.Kind == KindSPF {
-			old, err := rrs(s.Name, ch.Seen.Records)
+			mine, _, ok := splitSPF(ch.Seen)
+			if !ok {
+				return nil, &ConflictError{Name: s.Name, Kind: s.Kind, Records: ch.Seen.Records, OtherSPF: true}
+			}
+			old, err := rrs(s.Name, mine) // another party's beside it stays
 			if err != nil {
 				return nil, err
 			}
@@ -89,7 +93,7 @@ func (c *Client) message(zone string, ch Change) (*mdns.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := Record{Type: "TXT", Value: OwnerText(ch.Owner, s.Node), TTL: s.TTL}
+	owner := Record{Type: "TXT", Value: s.OwnerTextOf(ch.Owner), TTL: s.TTL}
 	orr, err := owner.rr(s.OwnerName())
 	if err != nil {
 		return nil, err

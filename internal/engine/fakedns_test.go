@@ -64,7 +64,7 @@ func (d *fakeDNS) Apply(_ context.Context, c dns.Change) error {
 		delete(d.sets, k)
 		return nil
 	}
-	d.sets[k] = dns.Seen{Owner: []string{dns.OwnerText(c.Owner, c.Set.Node)}, Records: c.Set.Records()}
+	d.sets[k] = dns.Seen{Owner: []string{c.Set.OwnerTextOf(c.Owner)}, Records: c.Set.Records()}
 	return nil
 }
 

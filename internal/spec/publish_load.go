@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -149,23 +150,70 @@ func (d *decoder) mail(n *yaml.Node, path string) *Mail {
 		d.add(deref(n).Line, path+".relay", "is required")
 	}
 	for _, f := range []struct {
-		key string
-		dst *string
-	}{{"spf", &out.SPF}, {"dmarc", &out.DMARC}} {
+		key   string
+		dst   *string
+		check func(string) string
+	}{{"spf", &out.SPF, spfProblem}, {"dmarc", &out.DMARC, dmarcProblem}} {
 		v := m[f.key]
 		if v == nil {
 			continue
 		}
-		s, ok := d.str(v, path+"."+f.key)
-		switch {
-		case !ok:
-		case s == "" || len(s) > 255 || strings.ContainsAny(s, "\"\\\n"):
-			d.errAt(deref(v), path+"."+f.key, "must be 1 to 255 characters without quotes, backslashes or newlines")
-		default:
-			*f.dst = s
+		if s, ok := d.str(v, path+"."+f.key); ok {
+			if why := mailTextProblem(s, f.check); why != "" {
+				d.errAt(deref(v), path+"."+f.key, "%q %s", s, why)
+			} else {
+				*f.dst = s
+			}
 		}
 	}
 	return out
+}
+
+// mailTextProblem says what is wrong with the text of a mail TXT record, "" when nothing:
+// 1 to 255 characters of printable ASCII (what SPF and DMARC records are), and what check
+// says of its content. A value the server would hold otherwise than written would be
+// published again by every apply.
+func mailTextProblem(s string, check func(string) string) string {
+	if s == "" || len(s) > 255 {
+		return "must be 1 to 255 characters"
+	}
+	for i, r := range s {
+		if r < ' ' || r > '~' {
+			return fmt.Sprintf("must be printable ASCII, not %q (at byte %d)", r, i)
+		}
+	}
+	return check(s)
+}
+
+// spfProblem: an SPF record starts with the version section "v=spf1", ended by a space or
+// the end of the text (RFC 7208 4.5); another text is no SPF record to a mail receiver.
+func spfProblem(s string) string {
+	if len(s) >= 6 && strings.EqualFold(s[:6], "v=spf1") && (len(s) == 6 || s[6] == ' ') {
+		return ""
+	}
+	return `is not an SPF record: it must start with "v=spf1" and a space (RFC 7208)`
+}
+
+// dmarcProblem: a DMARC record's first tag is v=DMARC1, and it has a policy p= of none,
+// quarantine or reject (RFC 7489 6.3, 6.4): a receiver ignores a record without them.
+func dmarcProblem(s string) string {
+	tags := strings.Split(s, ";")
+	kv := func(tag string) (string, string) {
+		k, v, _ := strings.Cut(tag, "=")
+		return strings.TrimSpace(k), strings.TrimSpace(v)
+	}
+	if k, v := kv(tags[0]); k != "v" || v != "DMARC1" {
+		return `is not a DMARC record: its first tag must be "v=DMARC1" (RFC 7489)`
+	}
+	for _, tag := range tags[1:] {
+		if k, v := kv(tag); k == "p" {
+			if slices.Contains([]string{"none", "quarantine", "reject"}, v) {
+				return ""
+			}
+			return fmt.Sprintf("has policy p=%s: it must be none, quarantine or reject (RFC 7489)", v)
+		}
+	}
+	return `has no policy: it needs a tag "p=none", "p=quarantine" or "p=reject" (RFC 7489)`
 }
 
 // validatePublish checks what `publish:` says about the nodes: every published name is in the

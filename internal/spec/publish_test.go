@@ -54,7 +54,7 @@ func TestParsePublish(t *testing.T) {
 		"  addressTimeout: 2m",
 		"  ttl: 60",
 		"  dns: {server: 192.0.2.53, key: slipway., algorithm: HMAC-SHA512}",
-		"  mail: {relay: mx, dmarc: \"v=DMARC1; p=none\"}",
+		"  mail: {relay: mx, spf: 'v=spf1 exp=%{d} \"x\\\\y\" -all', dmarc: \"v=DMARC1 ;p = reject; pct=50\"}",
 	)), root)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestParsePublish(t *testing.T) {
 		AddressTimeout: 2 * time.Minute,
 		TTL:            60,
 		DNS:            spec.DNS{Server: "192.0.2.53:53", Key: "slipway", Algorithm: "hmac-sha512"},
-		Mail:           &spec.Mail{Relay: "mx", SPF: spec.DefaultSPF, DMARC: "v=DMARC1; p=none"},
+		Mail:           &spec.Mail{Relay: "mx", SPF: `v=spf1 exp=%{d} "x\\y" -all`, DMARC: "v=DMARC1 ;p = reject; pct=50"},
 		Line:           14,
 	}
 	if diff := cmp.Diff(want, g.Publish); diff != "" {
@@ -138,7 +138,30 @@ func TestParsePublishInvalid(t *testing.T) {
 			`slipway.yaml:18: publish.dns.secret: unknown field "secret"`,
 			`slipway.yaml:18: publish.dns.server: "host:port" is not host:port (e.g. 192.0.2.53:53)`,
 			`slipway.yaml:19: publish.mail.relay: node nobody is not in the group`,
-			`slipway.yaml:19: publish.mail.spf: must be 1 to 255 characters without quotes, backslashes or newlines`,
+			`slipway.yaml:19: publish.mail.spf: "v=\"x\"" is not an SPF record: it must start with "v=spf1" and a space (RFC 7208)`,
+		}},
+		// Issue 35 item 7: a value the server holds otherwise than written, or that is no
+		// SPF or DMARC record, validated and then was published again by every apply.
+		{"mail records that are not SPF or DMARC", nil, []string{
+			"publish:",
+			"  zone: example.org",
+			"  dns: {key: slipway, server: ns.example.org:53}",
+			"  mail:",
+			"    relay: mx",
+			"    spf: \"v=spf1 a:café.example.org -all\"",
+			"    dmarc: \"v=DMARC1; rua=mailto:d@example.org\"",
+		}, []string{
+			`slipway.yaml:18: publish.mail.spf: "v=spf1 a:café.example.org -all" must be printable ASCII, not 'é' (at byte 12)`,
+			`slipway.yaml:19: publish.mail.dmarc: "v=DMARC1; rua=mailto:d@example.org" has no policy: it needs a tag "p=none", "p=quarantine" or "p=reject" (RFC 7489)`,
+		}},
+		{"spf without its version, dmarc with another first tag", nil, []string{
+			"publish:",
+			"  zone: example.org",
+			"  dns: {key: slipway, server: ns.example.org:53}",
+			"  mail: {relay: mx, spf: \"mx -all\", dmarc: \"p=none; v=DMARC1\"}",
+		}, []string{
+			`slipway.yaml:16: publish.mail.dmarc: "p=none; v=DMARC1" is not a DMARC record: its first tag must be "v=DMARC1" (RFC 7489)`,
+			`slipway.yaml:16: publish.mail.spf: "mx -all" is not an SPF record: it must start with "v=spf1" and a space (RFC 7208)`,
 		}},
 		{"environment values that are wrong", map[string]string{spec.EnvGateway: "a/b/c", spec.EnvDNSServer: "x:99999"}, []string{
 			"publish:",
