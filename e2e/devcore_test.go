@@ -13,9 +13,11 @@ import (
 	"slipway.dev/slipway/internal/kube"
 )
 
-// `dev up --core` starts a second cluster beside the shared one (whose publishing parts hold
-// their fixed ports): the cluster and registry answer, nothing of MetalLB or Envoy Gateway is
-// there, `dev env` prints the same environment, and `dev down` stops it.
+// `dev up` without --publish starts a second cluster beside the shared one (whose publishing
+// parts hold their fixed ports): the cluster and registry answer, nothing of MetalLB or Envoy
+// Gateway is there, `dev up --core` finds it running, `dev env` prints the same environment,
+// a group with publish: aimed at it is refused with the command that adds those parts, and
+// `dev down` stops it.
 func TestDevUpCore(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "dev")
@@ -27,9 +29,9 @@ func TestDevUpCore(t *testing.T) {
 		}
 		return string(out), err
 	}
-	up, err := run("up", "--core")
+	up, err := run("up")
 	if err != nil {
-		t.Fatalf("dev up --core: %v", err)
+		t.Fatalf("dev up: %v", err)
 	}
 	t.Cleanup(func() {
 		if _, err := run("down"); err != nil {
@@ -40,7 +42,10 @@ func TestDevUpCore(t *testing.T) {
 		}
 	})
 	if !strings.Contains(up, "KUBECONFIG="+dir) || strings.Contains(up, "K8S_GATEWAY=") {
-		t.Errorf("dev up --core printed %q; want a kubeconfig under %s and no gateway", up, dir)
+		t.Errorf("dev up printed %q; want a kubeconfig under %s and no gateway", up, dir)
+	}
+	if again, err := run("up", "--core"); err != nil || again != up {
+		t.Errorf("dev up --core on the running cluster: %v, printed %q; want %q", err, again, up)
 	}
 	env, err := run("env")
 	if err != nil || env != up {
@@ -62,5 +67,23 @@ func TestDevUpCore(t *testing.T) {
 		if ns.Name == devcluster.MetalLBNamespace || strings.HasPrefix(ns.Name, "envoy-gateway") {
 			t.Errorf("core cluster has namespace %s of the publishing parts", ns.Name)
 		}
+	}
+	publishRefused(t, dir, e)
+}
+
+// publishRefused: plan of a group with publish: on the core cluster in dir says to run
+// dev up --publish.
+func publishRefused(t *testing.T, dir string, e *devcluster.Env) {
+	g := &Group{t: t, Name: uniqueName("pubcore"), Dir: t.TempDir(), Env: e, Kubeconfig: e.Kubeconfig,
+		extraEnv: []string{"SLIPWAY_DEV_DIR=" + dir}}
+	g.WriteFile("nodes/web/rootfs/etc/hostname", "web\n")
+	g.WriteFile("slipway.yaml", "group: "+g.Name+"\n"+
+		"publish: {zone: dev.test, dns: {server: 127.0.0.1:53, key: slipway-dev}}\n"+
+		"nodes:\n  web:\n    image: {rootfs: nodes/web/rootfs}\n"+
+		"    firewall: {served: [80], published: [80]}\n    publishedNames: [www.dev.test]\n")
+	r := g.MustRun(1, "plan")
+	want := "the dev environment in " + dir + " runs without its publishing parts"
+	if !strings.Contains(r.Stderr, want) || !strings.Contains(r.Stderr, `run: eval "$(slipway dev up --publish)"`) {
+		t.Errorf("plan of a publishing group on a core cluster: %s\nwant %q and the dev up --publish command", r, want)
 	}
 }

@@ -12,7 +12,7 @@ import (
 func newDevCmd(_ *Globals) *cobra.Command {
 	var dir string
 	var gates []string
-	var core bool
+	var core, publish bool
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "A local Kubernetes cluster (kwok) and OCI registry for trying slipway out and for tests",
@@ -23,7 +23,12 @@ func newDevCmd(_ *Globals) *cobra.Command {
 		Short: "Start the dev cluster (building its binaries once) and print the environment to export",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: core}
+			if core && publish {
+				return errors.New("dev up: --core and --publish exclude each other")
+			}
+			// The publishing parts (MetalLB, Envoy Gateway) build for about 10 minutes the first
+			// time and only groups with publish: use them: dev up starts them when asked.
+			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: !publish}
 			if cmd.Flags().Changed("feature-gates") {
 				o.FeatureGates = gates
 			}
@@ -40,8 +45,10 @@ func newDevCmd(_ *Globals) *cobra.Command {
 	}
 	up.Flags().StringSliceVar(&gates, "feature-gates", nil,
 		"kube-apiserver feature gates, Name=true|false, comma-separated (e.g. ContainerStopSignals=true); a cluster running with others is refused")
+	up.Flags().BoolVar(&publish, "publish", false,
+		"also the publishing parts (MetalLB, Envoy Gateway; built the first time), for groups with publish:; their ports are fixed, so one cluster per machine")
 	up.Flags().BoolVar(&core, "core", false,
-		"only the Kubernetes cluster and the registry, without the publishing parts (MetalLB, Envoy Gateway), whose ports are fixed: a second cluster beside another (use with --dir)")
+		"without the publishing parts: what dev up does unless --publish (kept for scripts)")
 	dev.AddCommand(up, &cobra.Command{
 		Use:   "down",
 		Short: "Stop the dev cluster and remove its data",

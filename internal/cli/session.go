@@ -81,6 +81,9 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 		if registry, err = g.needRegistry(ctx); err != nil {
 			return nil, err
 		}
+		if err := devPublishing(ctx, g, grp); err != nil {
+			return nil, err
+		}
 	}
 	if s.kube, err = openKube(ctx, g); err != nil {
 		return nil, err
