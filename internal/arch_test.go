@@ -37,8 +37,8 @@ var allowed = map[string][]string{
 	"kube":       {"netaddr", "plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "spec"},
 	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "status"},
-	"devcluster": {"image"}, // the base images it pushes are built by slipway's own image code
-	"dns":        {},        // the DNS server of SPEC §7: miekg/dns, no slipway package
+	"devcluster": {},
+	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {}, // test support without a cluster: golden files, helper processes

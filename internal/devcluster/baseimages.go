@@ -12,10 +12,7 @@ import (
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"slipway.dev/slipway/internal/image"
 )
 
 // The base images dev up makes and pushes to the dev registry, for `image.base` of a group
@@ -134,34 +131,25 @@ func (e *Env) pushBaseImages(ctx context.Context, b *baseImages) error {
 	return nil
 }
 
-func (e *Env) pushBase(ctx context.Context, b *baseImages, name string) error {
-	opts := image.Options{Registry: e.Registry, TreeIndex: filepath.Join(b.cache, "treeindex")}
-	builder := image.NewBuilder(opts)
-	img, _, err := builder.Build(ctx, image.Source{Rootfs: b.trees[name], Command: baseCommand[name]})
+// pushBase pushes the image of the base's tree (its layer and digest cached beside the tree,
+// baseLayer) unless the registry's tag already names that digest: a dev up of a running cluster
+// then reads nothing but one manifest.
+func (e *Env) pushBase(ctx context.Context, b *baseImages, base string) error {
+	img, digest, err := baseImage(b.trees[base], baseCommand[base])
 	if err != nil {
-		return fmt.Errorf("dev cluster: base image %s: %w", name, err)
+		return fmt.Errorf("dev cluster: base image %s: %w", base, err)
 	}
-	_ = builder.SaveIndex() // only a cache: a failure reads the tree again next time
-	// Compared by config (it names every layer by its uncompressed digest, which the tree
-	// index keeps): the manifest's digest would need the layer compressed, seconds of CPU for
-	// the systemd tree at every dev up of every test binary.
-	want, err := img.ConfigName()
+	ref, err := name.ParseReference(e.Registry+"/"+base, name.Insecure)
 	if err != nil {
-		return fmt.Errorf("dev cluster: base image %s: %w", name, err)
+		return fmt.Errorf("dev cluster: base image %s: %w", base, err)
 	}
-	ref := e.Registry + "/" + name
-	if have, err := remoteConfigName(ctx, ref); err == nil && have == want {
+	if d, err := remote.Head(ref, remote.WithContext(ctx)); err == nil && d.Digest == digest {
 		return nil
 	}
-	pub, err := image.NewPublisher(opts)
-	if err != nil {
-		return fmt.Errorf("dev cluster: base image %s: %w", name, err)
+	if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
+		return fmt.Errorf("dev cluster: base image %s: push: %w", base, err)
 	}
-	digest, err := pub.Publish(ctx, ref, img, nil)
-	if err != nil {
-		return fmt.Errorf("dev cluster: base image: %w", err)
-	}
-	fmt.Fprintf(b.progress, "dev: pushed base image ${K8S_REGISTRY}/%s (%s)\n", name, digest.DigestStr())
+	fmt.Fprintf(b.progress, "dev: pushed base image ${K8S_REGISTRY}/%s (%s)\n", base, digest)
 	return nil
 }
 
@@ -175,18 +163,4 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// remoteConfigName is the config digest of the image ref names in the dev registry (plain
-// HTTP on loopback); an error when it holds none.
-func remoteConfigName(ctx context.Context, ref string) (v1.Hash, error) {
-	r, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	img, err := remote.Image(r, remote.WithContext(ctx))
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	return img.ConfigName()
 }

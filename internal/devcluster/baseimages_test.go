@@ -1,10 +1,15 @@
 package devcluster
 
 import (
+	"archive/tar"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,5 +154,82 @@ func TestSystemdTree(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "dev/*")); len(m) > 0 {
 		t.Errorf("dev/ holds %v", m)
+	}
+}
+
+// TestBaseImageLayer: the layer of a base's tree keeps owners, modes, links and hard links,
+// leaves out pipes, and is made once: the digest of a second call comes from the cache.
+func TestBaseImageLayer(t *testing.T) {
+	root := t.TempDir()
+	tree := filepath.Join(root, "tree")
+	for _, d := range []string{"etc", "usr/bin"} {
+		if err := os.MkdirAll(filepath.Join(tree, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tree, "etc", "shadow"), []byte("root:*:1::::::\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(filepath.Join(tree, "etc", "shadow"), 0, 42); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "usr/bin/a"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(tree, "usr/bin/a"), filepath.Join(tree, "usr/bin/b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/usr/bin/a", filepath.Join(tree, "usr/bin/c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(tree, "etc", "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	img, digest, err := baseImage(tree, []string{"/sbin/init"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := img.Digest(); err != nil || h != digest {
+		t.Fatalf("digest %s, image %s (%v)", digest, h, err)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("layers %d (%v)", len(layers), err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var got []string
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %c %o %d:%d %s %d", h.Name, h.Typeflag, h.Mode, h.Uid, h.Gid, h.Linkname, h.ModTime.Unix()))
+	}
+	want := []string{
+		"etc/ 5 755 0:0  0",
+		"etc/shadow 0 640 0:42  0",
+		"usr/ 5 755 0:0  0",
+		"usr/bin/ 5 755 0:0  0",
+		"usr/bin/a 0 755 0:0  0",
+		"usr/bin/b 1 755 0:0 usr/bin/a 0",
+		"usr/bin/c 2 777 0:0 /usr/bin/a 0",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("layer entries (-want +got):\n%s", diff)
+	}
+	// A second call reads the layer and digest the first wrote.
+	if err := os.WriteFile(filepath.Join(tree, "etc", "new"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, again, err := baseImage(tree, []string{"/sbin/init"}); err != nil || again != digest {
+		t.Errorf("second call: digest %s (%v), want the cached %s", again, err, digest)
 	}
 }
