@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/ui"
 )
@@ -21,7 +22,8 @@ func newPlanCmd(g *Globals) *cobra.Command {
 		Short: "Show what apply would do; push nothing, change nothing",
 		Long: "plan builds the images (to know their digests), asks the registry which it lacks, reads the state and\n" +
 			"the cluster, and prints per node the images to push and each object to create, update, replace or\n" +
-			"delete, destructive ones marked. It writes nothing to the registry, the cluster or the state.\n" +
+			"delete, destructive ones marked. It writes nothing to the registry, the cluster or the state, but\n" +
+			"with -out, once, the group's secret key when the state has none (the saved plan's hashes need it).\n" +
 			"With -destroy it shows what `slipway destroy` would remove instead, and builds no image.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -33,6 +35,8 @@ func newPlanCmd(g *Globals) *cobra.Command {
 				var err error
 				if destroy {
 					p, err = s.engine.PlanDestroy(ctx, s.target)
+				} else if err = recordKeyForSaved(ctx, g, s, out); err != nil {
+					return err
 				} else {
 					p, err = s.engine.Plan(ctx, s.target)
 				}
@@ -90,4 +94,21 @@ func NormalizeArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// recordKeyForSaved records the group's secret key, under the lock, before a plan saved to
+// out is made when the state has none: the saved plan's hashes of secret values are keyed
+// with it, and the apply of that plan must find it (issue 35 item 5).
+func recordKeyForSaved(ctx context.Context, g *Globals, s *session, out string) error {
+	if out == "" || !s.target.Group.HasOwnSecrets() {
+		return nil
+	}
+	doc, err := s.backend.Read(ctx)
+	if err != nil || engine.SecretKeyRecorded(s.target.Group, doc) {
+		return err
+	}
+	return withLock(ctx, g, s.backend, "plan -out", 0, func(ctx context.Context) error {
+		_, err := s.engine.RecordSecretKey(ctx, s.target)
+		return err
+	})
 }

@@ -38,8 +38,9 @@ func newRenderCmd(g *Globals) *cobra.Command {
 			"registry holds for its content tag. With --push, images the registry lacks are built and\n" +
 			"pushed first. Machine IDs come from the group's state; a node the state does not know gets\n" +
 			"one (the one its running Deployment has, else a new random one), recorded in the state under\n" +
-			"the group's lock so that the next render is byte-identical and apply uses it. Nothing is\n" +
-			"written to the cluster.",
+			"the group's lock so that the next render is byte-identical and apply uses it; so is the group's\n" +
+			"secret key, which the hashes of secret values are keyed with, when the state has none. Nothing\n" +
+			"is written to the cluster.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -73,11 +74,11 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	ids, err := renderMachineIDs(ctx, g, grp, ns, o.lockTimeout, stderr)
+	ids, key, err := renderStateInputs(ctx, g, grp, ns, o.lockTimeout, stderr)
 	if err != nil {
 		return err
 	}
-	objs, err := render.Objects(render.Input{Group: grp, Namespace: ns, Images: images, MachineIDs: ids,
+	objs, err := render.Objects(render.Input{Group: grp, Namespace: ns, Images: images, MachineIDs: ids, SecretKey: key,
 		StopSignal: o.stopSignal, ServiceMonitors: o.monitors})
 	if err != nil {
 		return err
@@ -101,39 +102,55 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 // state does not know get theirs made and recorded in the state under the group's lock, so
 // that the next render is byte-identical (SPEC §9) and apply deploys the same IDs. A render
 // whose state knows every node reads the state only: no lock, no write, no cluster.
-func renderMachineIDs(ctx context.Context, g *Globals, grp *spec.Group, ns string, lockTimeout time.Duration, stderr io.Writer) (map[string]string, error) {
+// renderStateInputs returns what render takes from the state: the machine IDs and the secret
+// key; those the state lacks are made and recorded under the group's lock.
+func renderStateInputs(ctx context.Context, g *Globals, grp *spec.Group, ns string, lockTimeout time.Duration, stderr io.Writer) (map[string]string, []byte, error) {
 	backend, err := openState(ctx, g, grp.Name, stderr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	doc, err := backend.Read(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("render: read state %s: %w", backend.Location(), err)
+		return nil, nil, fmt.Errorf("render: read state %s: %w", backend.Location(), err)
 	}
 	ids, fresh := engine.MachineIDs(grp, doc, nil, ns)
-	if len(fresh) == 0 {
-		return ids, nil
+	keyed := engine.SecretKeyRecorded(grp, doc)
+	if len(fresh) == 0 && keyed {
+		key, err := engine.New(engine.Options{}).RecordSecretKey(ctx, engine.Target{Group: grp, Namespace: ns, Store: backend})
+		return ids, key, err
 	}
 	// A node that runs already keeps its ID: the engine reads the live Deployments when a
 	// cluster is configured. Without one (a render for GitOps), the IDs are new.
 	o := engine.Options{}
-	if c, err := kube.Open(g.KubeconfigSource(), g.Context); err == nil {
-		o.Kube = c
-	} else {
-		fmt.Fprintf(stderr, "warning: render: no cluster to read running machine IDs from (%v); new nodes get new ones\n", err)
+	if len(fresh) > 0 {
+		if c, err := kube.Open(g.KubeconfigSource(), g.Context); err == nil {
+			o.Kube = c
+		} else {
+			fmt.Fprintf(stderr, "warning: render: no cluster to read running machine IDs from (%v); new nodes get new ones\n", err)
+		}
 	}
 	var recorded []string
+	var key []byte
 	err = withLock(ctx, g, backend, "render", lockTimeout, func(ctx context.Context) error {
+		t := engine.Target{Group: grp, Namespace: ns, Store: backend}
 		var err error
-		ids, recorded, err = engine.New(o).RecordMachineIDs(ctx, engine.Target{Group: grp, Namespace: ns, Store: backend})
+		if len(fresh) > 0 {
+			if ids, recorded, err = engine.New(o).RecordMachineIDs(ctx, t); err != nil {
+				return err
+			}
+		}
+		key, err = engine.New(o).RecordSecretKey(ctx, t)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(recorded) > 0 {
 		fmt.Fprintf(stderr, "render: recorded the machine IDs of %s in the state %s; later renders and apply use them\n",
 			strings.Join(recorded, ", "), backend.Location())
 	}
-	return ids, nil
+	if !keyed {
+		fmt.Fprintf(stderr, "render: recorded the group's secret key in the state %s: the hashes of secret values are keyed with it\n", backend.Location())
+	}
+	return ids, key, nil
 }

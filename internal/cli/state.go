@@ -112,7 +112,7 @@ func stateShow(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 			Location string          `json:"location"`
 			State    *state.Document `json:"state"`
 			Lock     *lockView       `json:"lock"`
-		}{Group: group, Location: b.Location(), State: doc}
+		}{Group: group, Location: b.Location(), State: withoutSecretKey(doc)}
 		if lock != nil {
 			out.Lock = &lockView{Info: *lock, Process: liveness(*lock)}
 		}
@@ -219,4 +219,19 @@ func stateUnlock(ctx context.Context, g *Globals, flagGroup, id string, stdout, 
 	}
 	_, err = fmt.Fprintf(stdout, "State %s unlocked.\n", group)
 	return err
+}
+
+// secretKeyShown is what `state show -o json` prints for the group's secret key.
+const secretKeyShown = "(set, not shown)"
+
+// withoutSecretKey is doc with its secret key replaced by secretKeyShown: with the key, a
+// guess of a secret value can be tested against the hashes plans and Deployments show
+// (issue 35 item 5).
+func withoutSecretKey(doc *state.Document) *state.Document {
+	if doc == nil || doc.SecretKey == "" {
+		return doc
+	}
+	cp := *doc
+	cp.SecretKey = secretKeyShown
+	return &cp
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,4 +61,26 @@ func TestStateShowText(t *testing.T) {
 		got = bytes.ReplaceAll(got, fmt.Appendf(nil, around, os.Getpid()), fmt.Appendf(nil, strings.Replace(around, "%d", "%s", 1), "PID"))
 	}
 	testkit.Golden(t, filepath.Join("testdata", "state-show.txt"), got)
+}
+
+// TestStateShowHidesSecretKey (issue 35 item 5): `state show`, text or JSON, never prints the
+// group's secret key, and says in JSON that one is set.
+func TestStateShowHidesSecretKey(t *testing.T) {
+	url, b := fileState(t)
+	const key = "c2VjcmV0LWtleS1zZWNyZXQta2V5LXNlY3JldC1rZXk="
+	if err := b.Write(context.Background(), &state.Document{Group: "demo", Namespace: "demo", SecretKey: key}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"-o", "json"}} {
+		out, stderr, err := runCLI(t, append([]string{"state", "show", "--group", "demo", "--state", url}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out+stderr, key) {
+			t.Errorf("state show %v prints the secret key:\n%s", args, out)
+		}
+		if len(args) > 0 && !strings.Contains(out, `"secretKey": "`+secretKeyShown+`"`) {
+			t.Errorf("state show -o json does not say a secret key is set:\n%s", out)
+		}
+	}
 }

@@ -179,7 +179,8 @@ func (e *Engine) startApply(ctx context.Context, p *plan.Plan, t Target) (*recor
 	}
 	rec := newRecorder(t.Store, doc)
 	if p.HasChanges() {
-		return rec, nil
+		// Before any Secret or template hashed with a new key reaches the cluster.
+		return rec, rec.recordSecretKey(ctx, p.SecretKey)
 	}
 	if stateLags(doc, p, t) {
 		// The cluster is right; only the state lags (a first run that was killed after its

@@ -14,14 +14,15 @@ import (
 )
 
 // desiredObjects are the group's objects as apply would apply them, typed: rendered with the
-// images' digests and the machine IDs, every Deployment at 0 while the group is suspended.
-func desiredObjects(t Target, images []plan.Image, ids, versions map[string]string, f features, suspended bool) ([]render.Object, error) {
+// images' digests, the machine IDs and the secret key, every Deployment at 0 while the group
+// is suspended.
+func desiredObjects(t Target, images []plan.Image, ids, versions map[string]string, key []byte, f features, suspended bool) ([]render.Object, error) {
 	refs := map[string]string{}
 	for _, im := range images {
 		refs[im.Name] = im.Digest
 	}
 	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids,
-		StopSignal: f.stop, ServiceMonitors: f.monitors, StateVersions: versions})
+		StopSignal: f.stop, ServiceMonitors: f.monitors, StateVersions: versions, SecretKey: key})
 	if err != nil {
 		return nil, err
 	}

@@ -96,6 +96,9 @@ func (e *Engine) CheckSaved(ctx context.Context, saved *plan.Plan, t Target) err
 	if err != nil {
 		return err
 	}
+	// The saved file has no key (it is never written out): the state's is the one the saved
+	// plan was made with, since a saved plan of a group with secrets records it first.
+	saved.SecretKey = fresh.SecretKey
 	return samePlan(saved, fresh)
 }
 

@@ -98,7 +98,11 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	desired, err := desiredObjects(t, images, ids, versions, l.features, suspended)
+	key, err := planSecretKey(doc)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := desiredObjects(t, images, ids, versions, key, l.features, suspended)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +124,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		}
 	}
 	p := plan.Compute(in)
-	p.Addresses = addrs
+	p.Addresses, p.SecretKey = addrs, key
 	if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ import (
 // that apply writes what the plan showed. p itself is not changed: the values stay in this
 // run's memory.
 func withSecretData(p *plan.Plan, g *spec.Group) (*plan.Plan, error) {
+	if p.SecretKey == nil && g.HasOwnSecrets() {
+		return nil, fmt.Errorf("group %s: the plan has no secret key to check the values of its secrets with: plan again", g.Name)
+	}
 	var out *plan.Plan
 	var errs []error
 	for i, d := range p.Desired {
@@ -29,7 +32,7 @@ func withSecretData(p *plan.Plan, g *spec.Group) (*plan.Plan, error) {
 		if !ok {
 			continue
 		}
-		filled, err := secretData(d, want, g)
+		filled, err := secretData(d, want, g, p.SecretKey)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -51,7 +54,7 @@ func withSecretData(p *plan.Plan, g *spec.Group) (*plan.Plan, error) {
 }
 
 // secretData is a copy of the rendered Secret d with its values, checked against want.
-func secretData(d *unstructured.Unstructured, want string, g *spec.Group) (*unstructured.Unstructured, error) {
+func secretData(d *unstructured.Unstructured, want string, g *spec.Group, key []byte) (*unstructured.Unstructured, error) {
 	node := d.GetLabels()[spec.LabelNode]
 	who := node
 	if role := d.GetLabels()[spec.LabelRole]; role != "" {
@@ -65,7 +68,7 @@ func secretData(d *unstructured.Unstructured, want string, g *spec.Group) (*unst
 	if err != nil {
 		return nil, err
 	}
-	if spec.SecretHash(d.GetName(), values) != want {
+	if spec.KeyedHash(key, spec.SecretHash(d.GetName(), values)) != want {
 		return nil, fmt.Errorf("node %s: secret %s: its values changed since the plan was made: plan again", who, src.Name)
 	}
 	data := make(map[string]any, len(values))

@@ -34,6 +34,9 @@ nodes:
       app: {fromEnv: {token: SLIPWAY_ENGINE_TEST_TOKEN}}
 `
 
+// testSecretKey is the group's secret key the test plans are made with.
+var testSecretKey = []byte("engine-test-key-of-32-bytes-long")
+
 func configPlan(t *testing.T) (*spec.Group, *plan.Plan) { return desiredPlan(t, configGroup) }
 
 // desiredPlan parses group (files under testdata/config) and renders its objects into a plan's
@@ -45,12 +48,12 @@ func desiredPlan(t *testing.T, group string) (*spec.Group, *plan.Plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := render.Objects(render.Input{Group: g, Namespace: "demo",
+	objs, err := render.Objects(render.Input{Group: g, Namespace: "demo", SecretKey: testSecretKey,
 		Images: map[string]string{"web": "r/web@sha256:" + strings.Repeat("0", 64)}, MachineIDs: map[string]string{"web": "0123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &plan.Plan{Group: "demo", Namespace: "demo"}
+	p := &plan.Plan{Group: "demo", Namespace: "demo", SecretKey: testSecretKey}
 	for _, o := range objs {
 		u, err := kube.ToUnstructured(o)
 		if err != nil {
@@ -89,6 +92,17 @@ func TestWithSecretData(t *testing.T) {
 	}
 	if _, ok := secretOf(p).Object["data"]; ok {
 		t.Error("withSecretData changed the plan's own Secret")
+	}
+
+	// A plan checked with another key than it was made with is refused, as changed values.
+	other := *p
+	other.SecretKey = []byte("another-key-of-thirty-two-bytes!")
+	if _, err := withSecretData(&other, g); err == nil {
+		t.Error("values checked with another key than the plan's were accepted")
+	}
+	other.SecretKey = nil
+	if _, err := withSecretData(&other, g); err == nil || !strings.Contains(err.Error(), "no secret key") {
+		t.Errorf("a plan without a key: error %v, want one saying so", err)
 	}
 
 	t.Setenv("SLIPWAY_ENGINE_TEST_TOKEN", "second-value")

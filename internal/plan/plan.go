@@ -119,6 +119,10 @@ type Plan struct {
 	Images       []Image    `json:"images,omitempty"`
 	Nodes        []NodePlan `json:"nodes"`
 	Drift        []Drift    `json:"drift,omitempty"`
+	// SecretKey is the key the hashes of the Secrets' values were keyed with: the state's, or
+	// one made for this plan when the state has none (apply records it). Never written out:
+	// a saved plan's is the state's again (issue 35 item 5).
+	SecretKey []byte `json:"-"`
 	// ForeignNamespace: the namespace exists and slipway did not create it for this group, so
 	// apply deploys into it without taking it over and destroy removes only the group's objects.
 	ForeignNamespace bool `json:"foreignNamespace,omitempty"`

@@ -44,7 +44,7 @@ func renderedObjects(t *testing.T) []render.Object {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		in := render.Input{Group: g, Images: map[string]string{}, MachineIDs: map[string]string{}, StopSignal: true}
+		in := render.Input{Group: g, Images: map[string]string{}, MachineIDs: map[string]string{}, StopSignal: true, SecretKey: []byte("plan-test-key-of-32-bytes-long!!")}
 		for _, n := range g.Nodes {
 			in.Images[n.Name] = "registry.test/" + n.Name + "@sha256:" + strings.Repeat("a", 64)
 			in.MachineIDs[n.Name] = strings.Repeat("b", 32)

@@ -14,8 +14,9 @@ import (
 )
 
 // configObjects are the ConfigMaps and Secrets the config: and secrets: of a node and of its
-// roles make. A Secret is rendered without its data, only the hash of its values: the values
-// are read when slipway applies, so that they are in no plan, rendered file or state (SPEC §3a).
+// roles make. A Secret is rendered without its data, only the keyed hash of its values: the
+// values are read when slipway applies, so that they are in no plan, rendered file or state
+// (SPEC §3a), and the hash is keyed so that no reader can test a guess of them (issue 35).
 func (r *renderer) configObjects(n *spec.Node) []Object {
 	out := r.inputObjects(&n.PodInputs, r.labels(spec.LabelNode, n.Name))
 	for _, role := range n.Roles {
@@ -36,7 +37,7 @@ func (r *renderer) inputObjects(in *spec.PodInputs, labels map[string]string) []
 	}
 	for _, s := range in.Secrets {
 		meta := r.meta(s.Object, maps.Clone(labels))
-		meta.Annotations = map[string]string{spec.AnnotationSecretHash: s.Hash}
+		meta.Annotations = map[string]string{spec.AnnotationSecretHash: spec.KeyedHash(r.in.SecretKey, s.Hash)}
 		out = append(out, &corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: meta,
@@ -49,13 +50,13 @@ func (r *renderer) inputObjects(in *spec.PodInputs, labels map[string]string) []
 // podConfig adds the env references and mounted files of a node or role to its container,
 // and returns the hash of the content it uses of the objects slipway makes ("" when none),
 // for the pod template.
-func podConfig(ps *corev1.PodSpec, c *corev1.Container, in *spec.PodInputs) string {
+func (r *renderer) podConfig(ps *corev1.PodSpec, c *corev1.Container, in *spec.PodInputs) string {
 	// "config/<name>" or "secret/<name>" → content hash. A name means one object in a pod,
 	// and keys as they were before roles had their own keep running pods' hashes as they are.
 	used := map[string]string{}
 	use := func(secret, config string) {
 		if s, own := in.OwnSecret(secret); secret != "" && own {
-			used["secret/"+secret] = s.Hash
+			used["secret/"+secret] = spec.KeyedHash(r.in.SecretKey, s.Hash)
 		}
 		if cf, own := in.OwnConfig(config); config != "" && own {
 			used["config/"+config] = spec.ConfigHash(cf.Data)

@@ -63,6 +63,9 @@ type Input struct {
 	// StateVersions maps a node to its state version (SPEC §6a) when it has one: the file's,
 	// else its image's label. nil takes the file's.
 	StateVersions map[string]string
+	// SecretKey is the group's secret key (spec.KeyedHash), from the state: the hashes of the
+	// Secrets' values are keyed with it. A group with secrets: needs one.
+	SecretKey []byte
 }
 
 // Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
@@ -155,6 +158,9 @@ func (r *renderer) checkInputs() error {
 				need("image", spec.RoleObjectName(n.Name, role.Name), owner, r.in.Images)
 			}
 		}
+	}
+	if len(r.in.SecretKey) == 0 && r.in.Group.HasOwnSecrets() {
+		errs = append(errs, errors.New("no secret key to hash the values of its secrets with"))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("render group %s: %w", r.in.Group.Name, errors.Join(errs...))
@@ -304,7 +310,7 @@ func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, in *spec.PodI
 	if readiness != nil {
 		c.ReadinessProbe = probe(readiness)
 	}
-	return c, podConfig(ps, &c, in)
+	return c, r.podConfig(ps, &c, in)
 }
 
 // DeploymentTypeMeta is the TypeMeta of every Deployment slipway applies, rendered or rolled
@@ -396,5 +402,5 @@ func (r *renderer) serviceContainer(ps *corev1.PodSpec, n *spec.Node, role *spec
 		},
 		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 	}
-	return c, podConfig(ps, &c, &role.PodInputs)
+	return c, r.podConfig(ps, &c, &role.PodInputs)
 }

@@ -18,10 +18,13 @@ import (
 	"slipway.dev/slipway/internal/testkit"
 )
 
+// testSecretKey is the group's secret key of the golden files.
+var testSecretKey = []byte("render-test-key-of-32-bytes-long")
+
 // fakeInput gives every node and role a digest and a machine ID derived from its name, so the
 // golden files are stable.
 func fakeInput(g *spec.Group) render.Input {
-	in := render.Input{Group: g, Images: map[string]string{}, MachineIDs: map[string]string{}}
+	in := render.Input{Group: g, Images: map[string]string{}, MachineIDs: map[string]string{}, SecretKey: testSecretKey}
 	ns := g.Namespace
 	if ns == "" {
 		ns = g.Name

@@ -44,7 +44,7 @@ type SecretSource struct {
 	Object   string            // the Secret's name
 	FromEnv  map[string]string // key → environment variable
 	FromFile map[string]string // key → absolute path
-	Hash     string            // SecretHash of the values read at load
+	Hash     string            // SecretHash of the values read at load: unkeyed, never written out (KeyedHash is)
 	Line     int
 }
 

@@ -1,6 +1,9 @@
 package spec
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"os"
 	"slices"
@@ -9,10 +12,40 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// SecretHash is the hash of a Secret's values, salted with the object's name so that the
-// same value in two Secrets does not show as the same hash.
+// SecretHash is the digest of a Secret's values, salted with the object's name. It is not
+// keyed: whoever has it can test a guess of a value offline, so it stays in memory; what
+// slipway writes out is KeyedHash of it.
 func SecretHash(object string, data map[string]string) string {
 	return hashData("secret/"+object, data)
+}
+
+// KeyedHash is what slipway shows of a Secret's values (its annotation, the config hash of
+// the pods that use it, plans and rendered files): an HMAC-SHA256 of their digest
+// (SecretHash) under the group's secret key, which lives in the state, so that no reader of a
+// Deployment, a plan or a rendered file can test a guess of a value (issue 35 item 5).
+func KeyedHash(key []byte, digest string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(digest))
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+}
+
+// SecretKeyBytes is the length of a group's secret key.
+const SecretKeyBytes = 32
+
+// HasOwnSecrets reports whether a node or a role of g has a secrets: entry: a Secret slipway
+// makes, whose hash needs the group's secret key.
+func (g *Group) HasOwnSecrets() bool {
+	for _, n := range g.Nodes {
+		if len(n.Secrets) > 0 {
+			return true
+		}
+		for _, r := range n.Roles {
+			if len(r.Secrets) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ReadSecret reads the values of s from the environment and files, now. An error names the

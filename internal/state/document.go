@@ -33,6 +33,11 @@ type Document struct {
 	Group     string                `json:"group"`
 	Namespace string                `json:"namespace,omitempty"`
 	Nodes     map[string]*NodeState `json:"nodes,omitempty"`
+	// SecretKey is the group's random key (base64) that the hashes of its Secrets' values are
+	// keyed with (spec.KeyedHash, issue 35 item 5): made once, by the first apply, render or
+	// saved plan of a group with secrets. It is no credential (it opens nothing), but with it
+	// a guess of a value can be tested against a hash: `state show` does not print it.
+	SecretKey string `json:"secretKey,omitempty"`
 }
 
 // NodeState is what slipway applied for one node.
