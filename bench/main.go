@@ -23,6 +23,12 @@
 // images new to the registry, and judges slipway's first apply against kubectl's floor (issue
 // 17) on the median of the repeats; issue 8's ratios come from the first repeat.
 //
+// With -real (issue 34) the peer mode's nodes really run, on the dev cluster's real kubelet
+// node (each a busybox httpd on port 80, `init: none`, placed on the node): slipway's first
+// apply against kubectl apply + wait of the same objects, with real containers.
+//
+//	go run ./bench -real -nodes 10 -skip-helm
+//
 // Publish mode (issue 14), `go run ./bench -publish -nodes 200`, runs the group without and
 // with `publish:` (two names per node, on the dev environment's Knot) and the no-op plan and
 // apply of the published group, counting DNS queries and UPDATEs at a proxy.
@@ -55,7 +61,9 @@ import (
 
 const helmModule = "helm.sh/helm/v4/cmd/helm@v4.3.1"
 
-const (
+// The peer mode's namespaces and group; -real has its own (realNamespaces), so that it runs
+// beside a peer run on the kwok nodes.
+var (
 	nsSlipway = "bench-slipway"
 	nsKubectl = "bench-kubectl"
 	nsHelm    = "bench-helm"
@@ -155,6 +163,7 @@ func main() {
 	replot := flag.String("replot", "", "scale mode: redraw the plot from this JSON result of an earlier run into -svg, and stop")
 	flag.StringVar(&nsScale, "scale-namespace", nsScale, "scale mode: the namespace (and group) of the group (another bench run on the cluster deletes bench-scale at its start)")
 	publishNS := flag.String("publish-namespace", "bench", "publish mode: the prefix of its two namespaces, <prefix>-plain and <prefix>-publish")
+	realNode := flag.Bool("real", false, "peer mode on the dev cluster's real node: every node really runs there (busybox httpd on 80, init: none), in namespaces of their own (issue 34)")
 	devDir := flag.String("dev-dir", "", "run on a core dev cluster of its own in this directory (started as by slipway --dir DIR dev up --core when not running), not on the shared one")
 	flag.Parse()
 	nsPlain, nsPublish = *publishNS+"-plain", *publishNS+"-publish"
@@ -173,6 +182,12 @@ func main() {
 	b.scale = *scale || *publish // neither runs the peers
 	b.publish = *publish
 	b.devDir = *devDir
+	if b.real = *realNode; b.real {
+		if b.scale {
+			log.Fatal("-real: only the peer mode runs on the real node")
+		}
+		realNamespaces()
+	}
 	if b.devDir != "" && b.publish {
 		log.Fatal("-dev-dir: the publish mode needs the publishing parts of the shared dev cluster")
 	}
@@ -221,6 +236,7 @@ type bench struct {
 	scale       bool
 	publish     bool
 	devDir      string // -dev-dir: a core dev cluster of its own
+	real        bool   // -real: the nodes run on the real node
 
 	env        *devcluster.Env
 	kc         *kube.Client

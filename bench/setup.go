@@ -33,6 +33,11 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 	if b.kc, err = kube.New(env.Kubeconfig, ""); err != nil {
 		return err
 	}
+	if b.real {
+		if err := requireRealNode(ctx, b.kc); err != nil {
+			return err
+		}
+	}
 	run := randHex()
 	b.work = filepath.Join(cache, "run-"+run)
 	if err := os.MkdirAll(b.work, 0o755); err != nil {
@@ -86,7 +91,11 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 // writeInputs writes the group of b.run and the peers' objects of it (their images pushed).
 func (b *bench) writeInputs(ctx context.Context, skipKubectl bool) error {
 	run := b.run
-	if err := writeGroup(b.work, b.n, run, group, nsSlipway); err != nil {
+	write := writeGroup
+	if b.real {
+		write = writeRealGroup
+	}
+	if err := write(b.work, b.n, run, group, nsSlipway); err != nil {
 		return err
 	}
 	log.Printf("group of %d nodes written", b.n)
