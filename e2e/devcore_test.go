@@ -75,7 +75,7 @@ func TestDevUpCore(t *testing.T) {
 // dev up --publish.
 func publishRefused(t *testing.T, dir string, e *devcluster.Env) {
 	g := &Group{t: t, Name: uniqueName("pubcore"), Dir: t.TempDir(), Env: e, Kubeconfig: e.Kubeconfig,
-		extraEnv: []string{"SLIPWAY_DEV_DIR=" + dir}}
+		extraEnv: []string{"SLIPWAY_DEV_DIR=" + dir, "SLIPWAY_TSIG_SECRET_FILE=" + e.TSIGSecretFile}}
 	g.WriteFile("nodes/web/rootfs/etc/hostname", "web\n")
 	g.WriteFile("slipway.yaml", "group: "+g.Name+"\n"+
 		"publish: {zone: dev.test, dns: {server: 127.0.0.1:53, key: slipway-dev}}\n"+
