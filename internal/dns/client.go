@@ -27,8 +27,8 @@ type Client struct {
 	secret  map[string]string // TSIG key → secret, handed to miekg's client only
 	q       *mdns.Client      // queries, unsigned
 	mu      sync.Mutex
-	updates int    // UPDATE messages sent
-	zone    string // the server's zone that holds cfg.Zone, found by zoneCut
+	updates int               // UPDATE messages sent
+	cuts    map[string]string // a zone → the server's zone that holds it, found by zoneCut
 	// noTransfer: the server refused a zone transfer (or it broke off); Read queries.
 	noTransfer bool
 }
@@ -59,33 +59,45 @@ func (c *Client) GoString() string { return c.String() }
 // Zone is the zone of the group file, no trailing dot: the names are in it.
 func (c *Client) Zone() string { return c.cfg.Zone }
 
-// zoneCut finds the server's zone that holds cfg.Zone, which UPDATEs name: the group's zone
-// may be a name inside it (a test's own domain under dev.test, say). The SOA query's answer
-// (cfg.Zone is a zone) or its authority section (it is a name inside one) says.
-func (c *Client) zoneCut(ctx context.Context) (string, error) {
+// zoneOf is the zone a set is in: its own (Set.Zone: a record published before publish.zone
+// changed is retired in the zone it was published in), else the client's.
+func (c *Client) zoneOf(s Set) string {
+	if s.Zone == "" {
+		return c.cfg.Zone
+	}
+	return strings.TrimSuffix(strings.ToLower(s.Zone), ".")
+}
+
+// zoneCut finds the server's zone that holds zone, which UPDATEs name: the group's zone may
+// be a name inside it (a test's own domain under dev.test, say). The SOA query's answer (zone
+// is a zone) or its authority section (it is a name inside one) says.
+func (c *Client) zoneCut(ctx context.Context, zone string) (string, error) {
 	c.mu.Lock()
-	z := c.zone
+	z := c.cuts[zone]
 	c.mu.Unlock()
 	if z != "" {
 		return z, nil
 	}
 	m := new(mdns.Msg)
-	m.SetQuestion(mdns.Fqdn(c.cfg.Zone), mdns.TypeSOA)
+	m.SetQuestion(mdns.Fqdn(zone), mdns.TypeSOA)
 	r, _, err := c.q.ExchangeContext(ctx, m, c.cfg.Server)
 	if err != nil {
-		return "", fmt.Errorf("%s: find the zone: %w", c, err)
+		return "", fmt.Errorf("%s: find the zone of %s: %w", c, zone, err)
 	}
 	for _, rr := range append(r.Answer, r.Ns...) {
-		if soa, ok := rr.(*mdns.SOA); ok && mdns.IsSubDomain(soa.Hdr.Name, mdns.Fqdn(c.cfg.Zone)) {
+		if soa, ok := rr.(*mdns.SOA); ok && mdns.IsSubDomain(soa.Hdr.Name, mdns.Fqdn(zone)) {
 			z = soa.Hdr.Name
 			break
 		}
 	}
 	if z == "" {
-		return "", fmt.Errorf("%s: the server is not authoritative for %s (SOA query: %s)", c, c.cfg.Zone, mdns.RcodeToString[r.Rcode])
+		return "", fmt.Errorf("%s: the server is not authoritative for %s (SOA query: %s)", c, zone, mdns.RcodeToString[r.Rcode])
 	}
 	c.mu.Lock()
-	c.zone = z
+	if c.cuts == nil {
+		c.cuts = map[string]string{}
+	}
+	c.cuts[zone] = z
 	c.mu.Unlock()
 	return z, nil
 }
@@ -111,11 +123,7 @@ func (c *Client) Read(ctx context.Context, sets []Set) ([]Seen, error) {
 	if try {
 		z, err := c.transfer(ctx)
 		if err == nil {
-			out := make([]Seen, len(sets))
-			for i, s := range sets {
-				out[i], _ = seenOf(s, func(name, typ string) ([]Record, error) { return z.lookup(name, typ), nil })
-			}
-			return out, nil
+			return c.readTransferred(ctx, sets, z)
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: read: %w", c, ctx.Err())
@@ -125,6 +133,35 @@ func (c *Client) Read(ctx context.Context, sets []Set) ([]Seen, error) {
 		c.mu.Unlock()
 	}
 	return c.queryAll(ctx, sets)
+}
+
+// readTransferred reads each set from z, the transfer of the client's zone; a set in another
+// zone of the server (published before publish.zone changed) is queried.
+func (c *Client) readTransferred(ctx context.Context, sets []Set, z zoneRecords) ([]Seen, error) {
+	out := make([]Seen, len(sets))
+	var elsewhere []int
+	for i, s := range sets {
+		if c.zoneOf(s) != c.cfg.Zone {
+			elsewhere = append(elsewhere, i)
+			continue
+		}
+		out[i], _ = seenOf(s, func(name, typ string) ([]Record, error) { return z.lookup(name, typ), nil })
+	}
+	if len(elsewhere) == 0 {
+		return out, nil
+	}
+	rest := make([]Set, len(elsewhere))
+	for j, i := range elsewhere {
+		rest[j] = sets[i]
+	}
+	seen, err := c.queryAll(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range elsewhere {
+		out[i] = seen[j]
+	}
+	return out, nil
 }
 
 // queryAll reads each set with queries, over up to readers TCP connections kept open.

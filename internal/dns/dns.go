@@ -43,6 +43,9 @@ type Set struct {
 	Values []string `json:"values,omitempty"` // A/AAAA addresses, a CNAME target, "10 mx.dev.test", TXT text
 	TTL    uint32   `json:"ttl,omitempty"`
 	Node   string   `json:"node,omitempty"` // the node= of the owner TXT
+	// Zone is the zone the set is published in (publish.zone when it was): "" for the
+	// Client's. UPDATEs for the set name the server's zone that holds it.
+	Zone string `json:"zone,omitempty"`
 }
 
 // OwnerName is where the set's owner TXT is: `_slipway.<name>` for a published name and for

@@ -27,7 +27,7 @@ func (z zoneRecords) lookup(name, typ string) []Record {
 // A transfer holds the records as they are: a wildcard is not expanded into the names it
 // would answer for. That is what an UPDATE's prerequisites see too.
 func (c *Client) transfer(ctx context.Context) (zoneRecords, error) {
-	zone, err := c.zoneCut(ctx)
+	zone, err := c.zoneCut(ctx, c.cfg.Zone)
 	if err != nil {
 		return nil, err
 	}

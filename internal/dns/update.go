@@ -24,7 +24,7 @@ func (c *Client) Apply(ctx context.Context, ch Change) error {
 	if ch.Action == None || ch.Action == Conflict {
 		return nil
 	}
-	zone, err := c.zoneCut(ctx)
+	zone, err := c.zoneCut(ctx, c.zoneOf(ch.Set))
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,9 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseLeftRecords(t, doc); err != nil {
+		return nil, err
+	}
 	s := &DestroyScope{Group: t.Group.Name, Namespace: t.Namespace, KeepClaims: o.KeepClaims}
 	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
 	if err != nil || ns == nil {

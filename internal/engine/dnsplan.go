@@ -18,7 +18,7 @@ import (
 // file wants, and those the state says were published (a name removed from the file).
 func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, p *plan.Plan) error {
 	if t.Group.Publish == nil {
-		return nil // no server to read: the records of a removed publish: stay as they are
+		return refuseLeftRecords(t, doc) // no server to read
 	}
 	// The address lane's (publishPlan): the Gateway's for a node behind it, else the
 	// node's load-balancer ingress.
@@ -57,11 +57,13 @@ func dedupeItems(items []dnsItem) []dnsItem {
 	})
 }
 
-// probes are the sets to read for items: name and kind.
-func probes(items []dnsItem) []dns.Set {
+// probes are the sets to read for items, in the zones they are published in; current is
+// the group's publish.zone.
+func probes(items []dnsItem, current string) []dns.Set {
 	out := make([]dns.Set, len(items))
 	for i, it := range items {
-		out[i] = dns.Set{Name: it.name, Kind: it.kind}
+		p := it.probe(current)
+		out[i] = dns.Set{Name: p.Name, Kind: p.Kind, Zone: p.Zone}
 	}
 	return out
 }

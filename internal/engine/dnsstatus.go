@@ -61,7 +61,7 @@ func (e *Engine) nodesDNS(ctx context.Context, t Target, gs *status.Group) map[s
 	if err != nil {
 		return fail(err)
 	}
-	seen, err := srv.Read(ctx, probes(items))
+	seen, err := srv.Read(ctx, probes(items, t.Group.Publish.Zone))
 	if err != nil {
 		return fail(err)
 	}

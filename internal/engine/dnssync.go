@@ -41,9 +41,8 @@ func (e *Engine) syncDNS(ctx context.Context, t Target, rec *recorder, items []d
 			errs = append(errs, err)
 			continue
 		}
-		set := dns.Set{Name: it.name, Kind: it.kind}
+		set := it.probe(t.Group.Publish.Zone)
 		if it.want != nil {
-			set = *it.want
 			if err := e.recordDNS(ctx, rec, it, true); err != nil {
 				return errors.Join(append(errs, err)...)
 			}
@@ -72,17 +71,20 @@ func describeSet(s dns.Set) string {
 	return out
 }
 
-// recordDNS adds it to its node's published sets in the state (published true) or drops it.
+// recordDNS adds it to its node's published sets in the state (published true), with the
+// zone it is published in, or drops it.
 func (e *Engine) recordDNS(ctx context.Context, rec *recorder, it dnsItem, published bool) error {
 	if rec == nil {
 		return nil
 	}
-	k := it.key()
+	k := state.DNSRecord{Name: it.name, Kind: string(it.kind), Zone: it.zone}
+	same := func(r state.DNSRecord) bool { return r.Name == k.Name && r.Kind == k.Kind }
 	rec.mu.Lock()
 	ns := rec.doc.Nodes[it.node]
 	has := ns != nil && slices.Contains(ns.DNS, k)
+	listed := ns != nil && slices.ContainsFunc(ns.DNS, same)
 	rec.mu.Unlock()
-	if has == published || (ns == nil && !published) {
+	if published && has || !published && !listed {
 		return nil
 	}
 	verb := "before publishing"
@@ -93,11 +95,11 @@ func (e *Engine) recordDNS(ctx context.Context, rec *recorder, it dnsItem, publi
 		ns := rec.node(it.node)
 		if published {
 			for _, other := range rec.doc.Nodes { // a name moved from another node is this one's now
-				other.DNS = slices.DeleteFunc(other.DNS, func(r state.DNSRecord) bool { return r == k })
+				other.DNS = slices.DeleteFunc(other.DNS, same)
 			}
 			ns.DNS = append(ns.DNS, k)
 		} else {
-			ns.DNS = slices.DeleteFunc(ns.DNS, func(r state.DNSRecord) bool { return r == k })
+			ns.DNS = slices.DeleteFunc(ns.DNS, same)
 		}
 	})
 }

@@ -18,7 +18,7 @@ func retireItems(t Target, doc *state.Document, mail bool) []dnsItem {
 	var out []dnsItem
 	for _, it := range dedupeItems(append(wantedDNS(t.Group, false, nil), recordedDNS(doc, nil)...)) {
 		if it.kind == dns.KindAddress || mail {
-			out = append(out, dnsItem{node: it.node, name: it.name, kind: it.kind})
+			out = append(out, dnsItem{node: it.node, name: it.name, kind: it.kind, zone: it.zone})
 		}
 	}
 	return out

@@ -21,9 +21,31 @@ type dnsItem struct {
 	want       *dns.Set
 	unknown    bool // the node's address is not known yet
 	recordOnly bool // in the state only: retired if ours
+	// zone is the publish.zone the set is (or was) published in; "" for a set the state
+	// recorded before it recorded zones.
+	zone string
 }
 
+// key names the set whatever its zone: a name is published once.
 func (it dnsItem) key() state.DNSRecord { return state.DNSRecord{Name: it.name, Kind: string(it.kind)} }
+
+// probe is the set as the server is asked about it, in the zone it is published in: the
+// group's zone (current) when it is there (the client's own), else the zone the state
+// recorded, else (a state written before zones were recorded) the name itself, whose
+// server's zone the client finds.
+func (it dnsItem) probe(current string) dns.Set {
+	s := dns.Set{Name: it.name, Kind: it.kind}
+	if it.want != nil {
+		s = *it.want
+	}
+	switch {
+	case it.zone != "" && !strings.EqualFold(it.zone, current):
+		s.Zone = it.zone
+	case it.zone == "" && !spec.InZone(it.name, current):
+		s.Zone = it.name
+	}
+	return s
+}
 
 // wantedDNS are the record sets g wants (SPEC §7), per node in file order: each published
 // name at the node's addresses (none while the group is suspended), and on the mail relay the
@@ -40,7 +62,7 @@ func wantedDNS(g *spec.Group, suspended bool, addrs map[string][]string) []dnsIt
 			a, known := addrs[n.Name]
 			for _, name := range n.PublishedNames {
 				s := &dns.Set{Name: strings.ToLower(name), Kind: dns.KindAddress, Values: a, TTL: p.TTL, Node: n.Name}
-				out = append(out, dnsItem{node: n.Name, name: s.Name, kind: s.Kind, want: s, unknown: !known || len(a) == 0})
+				out = append(out, dnsItem{node: n.Name, name: s.Name, kind: s.Kind, want: s, unknown: !known || len(a) == 0, zone: zoneName(p.Zone)})
 			}
 		}
 		if p.Mail != nil && p.Mail.Relay == n.Name && len(n.PublishedNames) > 0 {
@@ -52,7 +74,7 @@ func wantedDNS(g *spec.Group, suspended bool, addrs map[string][]string) []dnsIt
 
 // mailItems are the zone's mail records on relay node n (FR-020).
 func mailItems(p *spec.Publish, n *spec.Node) []dnsItem {
-	zone := strings.ToLower(p.Zone)
+	zone := zoneName(p.Zone)
 	sets := []dns.Set{
 		{Name: zone, Kind: dns.KindMX, Values: []string{"10 " + strings.ToLower(n.PublishedNames[0])}},
 		{Name: zone, Kind: dns.KindSPF, Values: []string{p.Mail.SPF}},
@@ -64,10 +86,13 @@ func mailItems(p *spec.Publish, n *spec.Node) []dnsItem {
 	for i := range sets {
 		s := &sets[i]
 		s.TTL, s.Node = p.TTL, n.Name
-		out[i] = dnsItem{node: n.Name, name: s.Name, kind: s.Kind, want: s}
+		out[i] = dnsItem{node: n.Name, name: s.Name, kind: s.Kind, want: s, zone: zone}
 	}
 	return out
 }
+
+// zoneName is publish.zone as the state records it: lower case, no trailing dot.
+func zoneName(zone string) string { return strings.TrimSuffix(strings.ToLower(zone), ".") }
 
 // recordedDNS are the sets the state says were published and wanted does not hold: to
 // retire (when they are still ours), attributed to the node the state has them on.
@@ -82,9 +107,9 @@ func recordedDNS(doc *state.Document, wanted []dnsItem) []dnsItem {
 	var out []dnsItem
 	for _, node := range slices.Sorted(maps.Keys(doc.Nodes)) {
 		for _, r := range doc.Nodes[node].DNS {
-			if !have[r] {
-				have[r] = true
-				out = append(out, dnsItem{node: node, name: r.Name, kind: dns.Kind(r.Kind), recordOnly: true})
+			if k := (state.DNSRecord{Name: r.Name, Kind: r.Kind}); !have[k] {
+				have[k] = true
+				out = append(out, dnsItem{node: node, name: r.Name, kind: dns.Kind(r.Kind), recordOnly: true, zone: r.Zone})
 			}
 		}
 	}
@@ -149,7 +174,7 @@ func (e *Engine) readDNS(ctx context.Context, t Target, items []dnsItem) (dnsSer
 	if err != nil {
 		return nil, "", nil, err
 	}
-	seen, err := srv.Read(ctx, probes(items))
+	seen, err := srv.Read(ctx, probes(items, t.Group.Publish.Zone))
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -1,18 +1,24 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"sync"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/spec"
 )
 
 // fakeDNS plays an authoritative server in memory: the records of each set (by name and
 // kind) and its owner TXT, read back as dns.Client reads them and changed by UPDATEs whose
 // prerequisites hold the owner TXT read. It logs each UPDATE ("create web.example.org").
 type fakeDNS struct {
+	// zone is the client's zone (the group's publish.zone): an UPDATE for a set that names
+	// no zone of its own is for it, and the server refuses one whose name is outside
+	// (NOTZONE). "": any.
+	zone    string
 	mu      sync.Mutex
 	sets    map[fakeSetKey]dns.Seen
 	updates []string
@@ -48,6 +54,9 @@ func (d *fakeDNS) Apply(_ context.Context, c dns.Change) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	k := fakeSetKey{c.Set.Name, c.Set.Kind}
+	if zone := cmp.Or(c.Set.Zone, d.zone); zone != "" && !spec.InZone(k.name, zone) {
+		return fmt.Errorf("fake dns: %s %s: the server answered NOTZONE (the UPDATE is for zone %s)", c.Action, k.name, zone)
+	}
 	now := d.sets[k]
 	switch c.Action {
 	case dns.Create:

@@ -79,7 +79,7 @@ func TestResumeRolledBackPublishes(t *testing.T) {
 	if diff := cmp.Diff([]string{"A 192.0.2.7"}, d.records("mail.example.org", dns.KindAddress)); diff != "" {
 		t.Errorf("mail.example.org after resume set the node back (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]state.DNSRecord{{Name: "mail.example.org", Kind: "address"}}, store.doc.Nodes["mail"].DNS); diff != "" {
+	if diff := cmp.Diff([]state.DNSRecord{{Name: "mail.example.org", Kind: "address", Zone: "example.org"}}, store.doc.Nodes["mail"].DNS); diff != "" {
 		t.Errorf("state's dns of mail (-want +got):\n%s", diff)
 	}
 }

@@ -6,17 +6,34 @@ import (
 	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/state"
 )
 
 // retireDNS retires the node's record sets the plan says are no longer wanted (a name
-// removed from the file, the node removed), each only while it is still ours.
+// removed from the file, the node removed), each only while it is still ours, in the zone
+// the state says it was published in.
 func (e *Engine) retireDNS(ctx context.Context, r *run, st plan.Step) error {
 	items := make([]dnsItem, len(st.Records))
+	r.rec.mu.Lock()
 	for i, rc := range st.Records {
-		items[i] = dnsItem{node: st.Node, name: rc.Name, kind: dns.Kind(rc.Kind)}
+		items[i] = dnsItem{node: st.Node, name: rc.Name, kind: dns.Kind(rc.Kind), zone: recordedZone(r.rec.doc, rc.Name, rc.Kind)}
 	}
+	r.rec.mu.Unlock()
 	e.emitDNS(st)
 	return e.syncDNS(ctx, r.t, r.rec, items)
+}
+
+// recordedZone is the zone the state says the set name/kind was published in, "" when it
+// does not say.
+func recordedZone(doc *state.Document, name, kind string) string {
+	for _, ns := range doc.Nodes {
+		for _, r := range ns.DNS {
+			if r.Name == name && r.Kind == kind {
+				return r.Zone
+			}
+		}
+	}
+	return ""
 }
 
 // emitDNS says which step of the DNS lane starts.

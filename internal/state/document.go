@@ -78,6 +78,9 @@ type StateCopy struct {
 type DNSRecord struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"` // address, mx, spf, dmarc
+	// Zone is the publish.zone it was published in: it is retired there after the zone
+	// changed. "": written before slipway recorded it.
+	Zone string `json:"zone,omitempty"`
 }
 
 // ImageRecord names a pushed image.
