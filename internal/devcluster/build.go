@@ -53,23 +53,30 @@ type tool struct {
 	// bumping one never invalidates the cluster's tools (Kubernetes alone builds for about 18
 	// minutes on 2 cores), and bumping those never rebuilds it.
 	own bool
+	// node tools are the real node's parts (realnode.go): built when dev up starts the node,
+	// not with the cluster's tools nor the publishing parts.
+	node bool
+	tags string // build tags, comma-separated
+	cgo  bool   // CGO_ENABLED=1 (runc's seccomp binds libseccomp)
 }
 
-var tools = []tool{
+// kubeLdflags stamp the Kubernetes version into its binaries: without it the server reports
+// v0.0.0-master and clients that check the server version misbehave.
+const kubeLdflags = "-s -w" +
+	" -X k8s.io/component-base/version.gitVersion=" + KubeVersion +
+	" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" +
+	" -X k8s.io/component-base/version.gitTreeState=clean" +
+	" -X k8s.io/client-go/pkg/version.gitVersion=" + KubeVersion +
+	" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=37"
+
+var tools = append([]tool{
 	{
 		module: "kube",
 		from:   "k8s.io/kubernetes " + KubeVersion,
 		pkgs: []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager",
 			"k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes/cmd/kubectl"},
-		bins: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"},
-		// Without the version stamped in, the server reports v0.0.0-master and clients that
-		// check the server version misbehave.
-		ldflags: "-s -w" +
-			" -X k8s.io/component-base/version.gitVersion=" + KubeVersion +
-			" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" +
-			" -X k8s.io/component-base/version.gitTreeState=clean" +
-			" -X k8s.io/client-go/pkg/version.gitVersion=" + KubeVersion +
-			" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=37",
+		bins:    []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"},
+		ldflags: kubeLdflags,
 	},
 	{module: "etcd", from: "go.etcd.io/etcd/server/v3 v3.6.16", pkgs: []string{"go.etcd.io/etcd/server/v3"}, bins: []string{"etcd"}, ldflags: "-s -w"},
 	{module: "kwok", from: "sigs.k8s.io/kwok v0.8.0", pkgs: []string{"sigs.k8s.io/kwok/cmd/kwok"}, bins: []string{"kwok"}, ldflags: "-s -w"},
@@ -77,7 +84,7 @@ var tools = []tool{
 		src: map[string][]byte{registryBin + "/main.go": registryLeanMain}},
 	{module: "metallb", from: "go.universe.tf/metallb v0.15.2", pkgs: []string{"go.universe.tf/metallb/controller"}, bins: []string{"metallb-controller"}, ldflags: "-s -w", own: true},
 	{module: "envoy-gateway", from: "github.com/envoyproxy/gateway v1.9.1", pkgs: []string{"github.com/envoyproxy/gateway/cmd/envoy-gateway"}, bins: []string{"envoy-gateway"}, ldflags: "-s -w", own: true},
-}
+}, nodeTools...)
 
 // pinsHash is a short digest of the pinned go.mod and go.sum of the modules keep selects, in
 // the order of the embedded directory (the order the key was first computed in).
@@ -272,6 +279,12 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 		out = filepath.Join(tmp, t.bins[0])
 	}
 	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	if t.tags != "" {
+		env = append(env, "GOFLAGS=-mod=mod -tags="+t.tags)
+	}
+	if t.cgo {
+		env = append(env, "CGO_ENABLED=1")
+	}
 	start := time.Now()
 	todo, err := stalePackages(ctx, goBin, src, env, t.pkgs)
 	if err != nil {

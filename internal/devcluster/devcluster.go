@@ -39,6 +39,12 @@ type Env struct {
 	// PublishingObjects is the digest of the MetalLB pools and Gateway objects last applied
 	// (publishingDigest): a slipway whose objects differ applies its own on a running cluster.
 	PublishingObjects string `json:"publishingObjects,omitempty"`
+	// RealNode is the name of the real kubelet node (realnode.go), empty when there is none;
+	// NoRealNode then says why (a test that needs the node fails with it).
+	RealNode   string `json:"realNode,omitempty"`
+	NoRealNode string `json:"noRealNode,omitempty"`
+
+	node *realNodePlan // the real node dev up starts with the cluster
 }
 
 // components in start order; Down stops them in reverse.
@@ -66,7 +72,7 @@ func DefaultDir() (string, error) {
 // Exports is the shell text that points slipway, kubectl and client-go at the cluster.
 func (e *Env) Exports() string {
 	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s PATH=%s:$PATH\n",
-		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports()
+		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports() + e.realNodeExports()
 }
 
 // save writes e to cluster.json, which Load reads.
@@ -123,6 +129,9 @@ type Options struct {
 	// (MetalLB, Envoy Gateway): Envoy Gateway binds fixed ports (8081, 18000), so only one
 	// cluster per machine can have them.
 	Core bool
+	// NoRealNode starts no real kubelet node (realnode.go), e.g. for a second cluster beside
+	// one that has the machine's real node.
+	NoRealNode bool
 }
 
 // Up starts the dev cluster in opts.Dir, or finds it running there (running = true).
@@ -149,6 +158,10 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, err
 		}
 	}
+	node := &realNodePlan{why: "not asked for (dev up --no-real-node)"}
+	if !opts.NoRealNode {
+		node = prepareRealNode(ctx, opts.Dir, opts.Progress)
+	}
 	unlock, err := lockFile(ctx, opts.Dir+".lock")
 	if err != nil {
 		return nil, false, err
@@ -161,6 +174,9 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		}
 		// Parts added to the dev environment later start beside a running cluster.
 		if err := e.ensureExtras(ctx, opts.Progress); err != nil {
+			return nil, false, err
+		}
+		if err := e.ensureRealNode(ctx, node, opts.Progress); err != nil {
 			return nil, false, err
 		}
 		if err := e.pushBaseImages(ctx, bases); err != nil {
@@ -191,7 +207,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates}
+	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates, node: node}
 	if err := e.start(ctx, stages, opts.Progress); err != nil {
 		// Leave nothing half-started behind.
 		_, _ = stopAll(opts.Dir)
@@ -256,6 +272,9 @@ func stopAll(dir string) (int, error) {
 		}
 	}
 	stopped := 0
+	if stopRealNode(dir, filepath.Join(binDir, "kubectl"), filepath.Join(dir, "kubeconfig"), io.Discard) {
+		stopped++
+	}
 	if stopDNS(dir) {
 		stopped++
 	}

@@ -42,7 +42,7 @@ func TestKwokConfigExcludesOutcomesFromPodReady(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := kwokConfig(dir)
+	cfg, err := kwokConfig(dir, "/data/volumes")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func ensureStages(ctx context.Context, cache string) (string, error) {
 
 // kwokConfig returns kwok's --config: every stock stage (pod-ready narrowed to pods without a
 // simulated outcome), the provisioner, and one stage per outcome.
-func kwokConfig(stagesDir string) ([]byte, error) {
+func kwokConfig(stagesDir, volumesDir string) ([]byte, error) {
 	var docs [][]byte
 	for _, s := range stockStages {
 		b, err := os.ReadFile(filepath.Join(stagesDir, strings.ReplaceAll(s, "/", "_")))
@@ -80,7 +80,7 @@ func kwokConfig(stagesDir string) ([]byte, error) {
 		}
 		docs = append(docs, bytes.TrimSpace(b))
 	}
-	docs = append(docs, bytes.TrimSpace([]byte(provisionStage)))
+	docs = append(docs, bytes.TrimSpace([]byte(provisionStage(volumesDir))))
 	for _, s := range outcomeStages {
 		docs = append(docs, bytes.TrimSpace([]byte(s.yaml())))
 	}

@@ -1,5 +1,7 @@
 package devcluster
 
+import "strings"
+
 // provisionStage makes kwok the StorageClass's external provisioner and nothing more: for a
 // claim the PV controller has handed to it (the volume.kubernetes.io/storage-provisioner
 // annotation, as a real CSI provisioner waits for), it creates one PersistentVolume pre-bound
@@ -12,7 +14,16 @@ package devcluster
 // server's CPU; with this stage 4.8 s and 7.3 s (issue 17). A pod whose claim is unbound is
 // unschedulable and goes back through the scheduler at every claim event, so the first apply
 // of a group had waited on this.
-const provisionStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+//
+// A volume is a hostPath directory under volumesDir (the data directory's volumes/), which the
+// real node's kubelet creates when a pod there mounts the claim; the volume reaper
+// (tools/volumes) removes it when its volume is deleted, as the Delete reclaim policy says.
+// No node affinity: the kwok nodes make no directory, and there is one real node.
+func provisionStage(volumesDir string) string {
+	return strings.Replace(provisionStageTemplate, "VOLUMES_DIR", volumesDir, 1)
+}
+
+const provisionStageTemplate = `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
   name: slipway-pvc-provision
@@ -59,6 +70,6 @@ spec:
             resourceVersion: {{ .metadata.resourceVersion | Quote }}
             uid: {{ .metadata.uid | Quote }}
           hostPath:
-            path: /tmp/kwok-local-path-provisioner/pvc-{{ .metadata.uid }}
+            path: VOLUMES_DIR/pvc-{{ .metadata.uid }}
             type: DirectoryOrCreate
 `

@@ -24,15 +24,21 @@ func (e *Env) ensureKwokConfig(ctx context.Context, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	want, err := kwokConfig(stages)
+	want, err := kwokConfig(stages, e.volumesDir())
 	if err != nil {
 		return err
 	}
-	if have, err := os.ReadFile(filepath.Join(e.Dir, "kwok.yaml")); err == nil && bytes.Equal(have, want) {
+	pid, running := e.ourPID("kwok")
+	sameFlags := true
+	if running {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		sameFlags = err != nil || runsWith(b, e.kwokArgs())
+	}
+	if have, err := os.ReadFile(filepath.Join(e.Dir, "kwok.yaml")); err == nil && bytes.Equal(have, want) && sameFlags {
 		return nil
 	}
-	fmt.Fprintln(progress, "dev: restarting kwok with this slipway's stages")
-	if pid, ok := e.ourPID("kwok"); ok {
+	fmt.Fprintln(progress, "dev: restarting kwok with this slipway's stages and flags")
+	if running {
 		stopPID(pid, 5*time.Second)
 	}
 	return e.startKwok(stages)

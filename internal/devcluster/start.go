@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 // start runs etcd, the Kubernetes components, kwok and the registry in order, each once the one
 // before answers, then creates the bootstrap objects (nodes, StorageClass, RuntimeClass).
-func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) error {
+func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) (err error) {
 	start := time.Now()
 	for _, d := range []string{"pids", "logs", "etcd", "registry"} {
 		if err := os.MkdirAll(filepath.Join(e.Dir, d), 0o755); err != nil {
@@ -22,6 +23,9 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 		}
 	}
 	if err := writePKI(e.Dir); err != nil {
+		return fmt.Errorf("dev cluster: certificates: %w", err)
+	}
+	if err := ensureNodeCA(e.Dir); err != nil {
 		return fmt.Errorf("dev cluster: certificates: %w", err)
 	}
 	p, err := freePorts(4)
@@ -38,6 +42,15 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 	if err := e.startWorkers(stagesDir); err != nil {
 		return err
 	}
+	nodeCtx, cancelNode := context.WithCancel(ctx)
+	waitRealNode := e.startRealNodeAsync(nodeCtx, e.node, progress)
+	defer func() {
+		if err != nil { // the node's start ends before the caller stops what was started
+			cancelNode()
+			_ = waitRealNode()
+		}
+		cancelNode()
+	}()
 
 	fmt.Fprintln(progress, "dev: creating nodes, the default StorageClass and the RuntimeClass systemd")
 	if err := e.kubectlApply(ctx, bootstrapObjects()); err != nil {
@@ -47,6 +60,9 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 		return err
 	}
 	if err := e.waitNodes(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	if err := waitRealNode(); err != nil {
 		return err
 	}
 	if err := e.save(); err != nil {
@@ -59,7 +75,6 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) e
 // startControlPlane starts etcd and kube-apiserver, each once the one before answers, and
 // writes the kubeconfig.
 func (e *Env) startControlPlane(ctx context.Context, progress io.Writer) error {
-	pki := func(n string) string { return filepath.Join(e.Dir, "pki", n) }
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", e.Ports["etcd"])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", e.Ports["etcd-peer"])
 
@@ -78,21 +93,7 @@ func (e *Env) startControlPlane(ctx context.Context, progress io.Writer) error {
 	}
 
 	fmt.Fprintln(progress, "dev: starting kube-apiserver")
-	if _, err := e.startProcess("kube-apiserver", append(featureGateArgs(e.FeatureGates),
-		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		// The kubernetes Service would point at a loopback address, which the reconciler refuses.
-		"--endpoint-reconciler-type=none",
-		"--secure-port="+strconv.Itoa(e.Ports["kube-apiserver"]),
-		"--tls-cert-file="+pki("apiserver.crt"), "--tls-private-key-file="+pki("apiserver.key"),
-		"--client-ca-file="+pki("ca.crt"),
-		"--service-account-key-file="+pki("sa.pub"), "--service-account-signing-key-file="+pki("sa.key"),
-		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--authorization-mode=Node,RBAC", "--allow-privileged=true",
-		"--service-cluster-ip-range=10.96.0.0/16", "--service-node-port-range="+NodePortRange,
-		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
-		"--profiling=false", "--v=0",
-	)); err != nil {
+	if _, err := e.startProcess("kube-apiserver", e.apiserverArgs()); err != nil {
 		return err
 	}
 	if err := e.waitHTTP(ctx, "kube-apiserver", e.Server+"/readyz", 90*time.Second); err != nil {
@@ -103,6 +104,29 @@ func (e *Env) startControlPlane(ctx context.Context, progress io.Writer) error {
 		return fmt.Errorf("dev cluster: kubeconfig: %w", err)
 	}
 	return nil
+}
+
+// apiserverArgs are kube-apiserver's flags. It trusts the cluster's CA and the real node's
+// (client-ca.crt, ensureNodeCA) for clients, and reaches kubelets with a client certificate.
+func (e *Env) apiserverArgs() []string {
+	pki := func(n string) string { return filepath.Join(e.Dir, "pki", n) }
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", e.Ports["etcd"])
+	return append(featureGateArgs(e.FeatureGates),
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// The kubernetes Service would point at a loopback address, which the reconciler refuses.
+		"--endpoint-reconciler-type=none",
+		"--secure-port="+strconv.Itoa(e.Ports["kube-apiserver"]),
+		"--tls-cert-file="+pki("apiserver.crt"), "--tls-private-key-file="+pki("apiserver.key"),
+		"--client-ca-file="+pki("client-ca.crt"),
+		"--kubelet-client-certificate="+pki("kubelet-client.crt"), "--kubelet-client-key="+pki("kubelet-client.key"),
+		"--service-account-key-file="+pki("sa.pub"), "--service-account-signing-key-file="+pki("sa.key"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--authorization-mode=Node,RBAC", "--allow-privileged=true",
+		"--service-cluster-ip-range=10.96.0.0/16", "--service-node-port-range="+NodePortRange,
+		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
+		"--profiling=false", "--v=0",
+	)
 }
 
 // NodePortRange is the API server's node port range. A published node's Service is a
@@ -160,7 +184,7 @@ func (e *Env) controllers() []controller {
 }
 
 func (e *Env) startKwok(stagesDir string) error {
-	cfg, err := kwokConfig(stagesDir)
+	cfg, err := kwokConfig(stagesDir, e.volumesDir())
 	if err != nil {
 		return err
 	}
@@ -168,13 +192,22 @@ func (e *Env) startKwok(stagesDir string) error {
 	if err := os.WriteFile(kwokCfg, cfg, 0o644); err != nil {
 		return err
 	}
-	if _, err := e.startProcess("kwok", []string{
-		"--kubeconfig=" + e.Kubeconfig, "--config=" + kwokCfg, "--manage-all-nodes=true",
-		"--node-lease-duration-seconds=40", "--cidr=10.0.0.1/16", "--server-address=127.0.0.1:0",
-	}); err != nil {
+	if _, err := e.startProcess("kwok", e.kwokArgs()); err != nil {
 		return err
 	}
 	return nil
+}
+
+// kwokArgs are kwok's flags. kwok manages only the nodes annotated as its own: with
+// --manage-all-nodes it took the real node's lease and status within a second of its
+// registration and wrote fake statuses (Running, a kwok IP) for its pods while their
+// containers were still being created.
+func (e *Env) kwokArgs() []string {
+	return []string{
+		"--kubeconfig=" + e.Kubeconfig, "--config=" + filepath.Join(e.Dir, "kwok.yaml"),
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--node-lease-duration-seconds=40", "--cidr=10.0.0.1/16", "--server-address=127.0.0.1:0",
+	}
 }
 
 // startRegistry runs CNCF Distribution on the filesystem, from the dev cluster's own main
@@ -275,7 +308,8 @@ func (e *Env) waitNodes(ctx context.Context, limit time.Duration) error {
 		if err == nil {
 			ready := 0
 			for _, l := range strings.Fields(string(out)) {
-				if strings.HasSuffix(l, "=True") {
+				// The kwok nodes: the real node is waited for on its own (waitNodeReady).
+				if name, ok := strings.CutSuffix(l, "=True"); ok && slices.Contains(Nodes, name) {
 					ready++
 				}
 			}

@@ -294,10 +294,14 @@ func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, in *spec.PodI
 		if readiness == nil {
 			readiness = systemdReady
 		}
-		for _, dir := range []string{"run", "tmp"} {
-			ps.Volumes = append(ps.Volumes, corev1.Volume{Name: dir, VolumeSource: corev1.VolumeSource{
+		// systemd mounts nothing without CAP_SYS_ADMIN, and Debian's systemd 252 treats a
+		// failed tmpfs on /run/lock as fatal ("Failed to mount API filesystems", exit 255 on a
+		// real node): each of its tmpfs directories is a memory-backed emptyDir.
+		for _, dir := range []string{"run", "run/lock", "tmp"} {
+			name := strings.ReplaceAll(dir, "/", "-")
+			ps.Volumes = append(ps.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
 				EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dir, MountPath: "/" + dir})
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: "/" + dir})
 		}
 		if r.in.StopSignal {
 			// systemd shuts down cleanly on SIGRTMIN+3; the API allows a stop signal only

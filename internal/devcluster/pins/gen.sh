@@ -10,3 +10,7 @@ for d in ../../../tools/*/; do
 done
 # The dev registry's own main (tools/registry/lean), built in place of `registry serve`.
 cp ../../../tools/registry/lean/main.go registry-lean.go.txt
+# The real node's pod sandbox (tools/pause), built in place like the registry's main.
+cp ../../../tools/pause/main.go pause.go.txt
+# The volume reaper (tools/volumes), built in place too.
+cp ../../../tools/volumes/main.go volumes.go.txt

@@ -1,0 +1,86 @@
+package devcluster
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// cgroupsUsable reports whether the kubelet finds the cgroups it needs: cgroup v2 with the
+// cpu and memory controllers, or the v1 cpu, memory and pids hierarchies (this machine's
+// kind: a hybrid layout, where the kubelet runs with failCgroupV1: false).
+func cgroupsUsable() bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs("/sys/fs/cgroup", &st); err != nil {
+		return false
+	}
+	const cgroup2Magic = 0x63677270
+	if st.Type == cgroup2Magic {
+		b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
+		ctrl := strings.Fields(string(b))
+		return err == nil && slices.Contains(ctrl, "cpu") && slices.Contains(ctrl, "memory")
+	}
+	for _, c := range []string{"cpu", "memory", "pids"} {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", c, "cgroup.procs")); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// cniPluginsPresent reports whether the bridge and host-local plugins are in one of
+// cniBinDirs.
+func cniPluginsPresent() bool {
+	for _, d := range cniBinDirs {
+		_, errB := os.Stat(filepath.Join(d, "bridge"))
+		_, errH := os.Stat(filepath.Join(d, "host-local"))
+		if errB == nil && errH == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeToolCached reports whether every binary of the node tool module is in its cache.
+func nodeToolCached(module string) bool {
+	for _, t := range nodeTools {
+		if t.module != module {
+			continue
+		}
+		dir, err := toolCacheDir(t)
+		if err != nil {
+			return false
+		}
+		for _, b := range t.bins {
+			if _, err := os.Stat(filepath.Join(dir, "bin", b)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// runcBuildable reports whether cgo can build runc with seccomp here.
+func runcBuildable() bool {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		return false
+	}
+	return exec.Command("pkg-config", "--exists", "libseccomp").Run() == nil
+}
+
+// saveIPForward keeps net.ipv4.ip_forward as the node found it (the bridge plugin turns it
+// on), once, for dev down to restore.
+func saveIPForward(p nodePaths) error {
+	if _, err := os.Stat(p.join("ip_forward")); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_forward")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p.join("ip_forward"), b, 0o644)
+}
