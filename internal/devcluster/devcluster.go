@@ -172,6 +172,9 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, fmt.Errorf("dev cluster in %s runs with feature gates %q, not %q: stop it (slipway dev down) or use another --dir",
 				opts.Dir, e.FeatureGates, opts.FeatureGates)
 		}
+		if err := e.readyForRealNode(ctx, node, opts.Progress); err != nil {
+			return nil, false, err
+		}
 		// Parts added to the dev environment later start beside a running cluster.
 		if err := e.ensureExtras(ctx, opts.Progress); err != nil {
 			return nil, false, err

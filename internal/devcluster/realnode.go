@@ -158,6 +158,16 @@ func (e *Env) ensureRealNode(ctx context.Context, plan *realNodePlan, progress i
 	return e.recordRealNode(plan.host.name, "")
 }
 
+// readyForRealNode restarts, on a running cluster about to get the real node, an API server
+// without the kubelet client certificate, before anything else is restarted: a kwok restarted
+// with new flags just before exited while it waited for the API server to answer.
+func (e *Env) readyForRealNode(ctx context.Context, plan *realNodePlan, progress io.Writer) error {
+	if plan == nil || plan.why != "" || nodeRunning(e.Dir) {
+		return nil
+	}
+	return e.ensureAPIServer(ctx, progress)
+}
+
 // startRealNodeAsync starts the real node of a cluster being started, beside the rest of its
 // start; the returned func waits for it and records the outcome.
 func (e *Env) startRealNodeAsync(ctx context.Context, plan *realNodePlan, progress io.Writer) func() error {
