@@ -41,8 +41,9 @@ var allowed = map[string][]string{
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
-	"testkit":            {}, // test support without a cluster: golden files, helper processes
-	"cli":                {"devcluster", "engine", "event", "image", "kube", "plan", "render", "spec", "state", "ui"},
+	"testkit":            {},                  // test support without a cluster: golden files, helper processes
+	"waves":              {"event", "status"}, // a waves file, its order and its health gate: pure
+	"cli":                {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "ui", "waves"},
 }
 
 // clientGo are the packages that may import client-go directly; state may reach it only
@@ -51,7 +52,7 @@ var clientGo = []string{"kube"}
 
 // pure are the packages that compute or print and never talk to a cluster: they must not
 // depend on client-go, even through another package.
-var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui"}
+var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves"}
 
 func goCmd(t *testing.T, args ...string) string {
 	t.Helper()

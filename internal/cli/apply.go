@@ -24,6 +24,12 @@ func newApplyCmd(g *Globals) *cobra.Command {
 			"and removes what left the group. A saved plan is refused when the state or the cluster moved.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f, err := loadWaves(g); err != nil || (f != nil && len(args) == 0) {
+				if err != nil {
+					return err
+				}
+				return wavesApply(cmd, g, f, yes, lockTimeout)
+			}
 			var saved *plan.Plan
 			if len(args) == 1 {
 				var err error

@@ -22,6 +22,12 @@ func newDestroyCmd(g *Globals) *cobra.Command {
 		Short: "Remove the group's namespace (when slipway created it) or else only the group's objects, claims included unless --keep-claims; images stay",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f, err := loadWaves(g); err != nil || f != nil {
+				if err != nil {
+					return err
+				}
+				return wavesDestroy(cmd, g, f, opts, yes, lockTimeout)
+			}
 			return inSession(cmd, g, false, func(ctx context.Context, s *session) error {
 				// What goes is said before it goes: the namespace or only the group's objects, and
 				// the state when it lives in that namespace.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,15 @@ func newPlanCmd(g *Globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if destroy && out != "" {
 				return errors.New("plan: -destroy cannot be saved with -out: apply does not run a destroy plan; run `slipway destroy`")
+			}
+			if f, err := loadWaves(g); err != nil || f != nil {
+				if err == nil && out != "" {
+					err = fmt.Errorf("plan: the plan of waves file %s cannot be saved with -out: apply it with `slipway apply -f %s`", g.File, g.File)
+				}
+				if err != nil {
+					return err
+				}
+				return wavesPlan(cmd, g, f, destroy, detailed)
 			}
 			return inSession(cmd, g, !destroy, func(ctx context.Context, s *session) error {
 				var p *plan.Plan

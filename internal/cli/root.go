@@ -79,8 +79,9 @@ type Globals struct {
 	Output           string
 	NoColor          bool
 	StateTimeout     time.Duration
-	Target           string // --target of the verbs that take it: spec.TargetAll or an app
-	DeploymentID     string // --deployment-id: appended to every target's namespace (FR-021)
+	Target           string       // --target of the verbs that take it: spec.TargetAll or an app
+	DeploymentID     string       // --deployment-id: appended to every target's namespace (FR-021)
+	kube             *kube.Client // the cluster connection a waves run shares between its groups
 }
 
 // env returns the first non-empty environment variable of names.

@@ -85,7 +85,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 			return nil, err
 		}
 	}
-	if s.kube, err = openKube(ctx, g); err != nil {
+	if s.kube, err = g.connect(ctx); err != nil {
 		return nil, err
 	}
 	if s.backend, err = openState(ctx, g, g.stateName(grp.Name), stderr); err != nil {

@@ -22,6 +22,12 @@ func newStatusCmd(g *Globals) *cobra.Command {
 			"ended (\"rolled back to sha256:… at …: CrashLoopBackOff: …\"). It changes nothing and takes no lock.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f, err := loadWaves(g); err != nil || f != nil {
+				if err != nil {
+					return err
+				}
+				return wavesStatus(cmd, g, f)
+			}
 			return inSession(cmd, g, false, func(ctx context.Context, s *session) error {
 				st, err := s.engine.Status(ctx, s.target)
 				if err != nil {

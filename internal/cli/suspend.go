@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"slipway.dev/slipway/internal/waves"
 )
 
 func init() {
@@ -25,6 +28,9 @@ func newScaleCmd(g *Globals, suspend bool) *cobra.Command {
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if waves.IsFile(g.File) {
+				return fmt.Errorf("%s: %s is a waves file: %s each group with -f its group file", verb, g.File, verb)
+			}
 			return inSession(cmd, g, false, func(ctx context.Context, s *session) error {
 				if err := confirm(yes, verb, what+s.group.Name, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
 					return err

@@ -22,17 +22,21 @@ const (
 	PhaseDone       Phase = "done"
 	PhaseFailed     Phase = "failed"
 	PhaseUnchanged  Phase = "unchanged"
+	// PhaseBlocked: a group of a waves file did not run, because a group it waits on failed.
+	PhaseBlocked Phase = "blocked"
 )
 
 // Event reports progress. Node "" is the group.
 type Event struct {
-	Time    time.Time `json:"time"`
-	Node    string    `json:"node,omitempty"`
-	Phase   Phase     `json:"phase"`
-	Message string    `json:"message,omitempty"`
-	Ready   int32     `json:"ready"`
-	Desired int32     `json:"desired"`
-	Image   *Image    `json:"image,omitempty"`
+	Time time.Time `json:"time"`
+	// Group is the group of a waves file the event is about; "" outside a waves run.
+	Group   string `json:"group,omitempty"`
+	Node    string `json:"node,omitempty"`
+	Phase   Phase  `json:"phase"`
+	Message string `json:"message,omitempty"`
+	Ready   int32  `json:"ready"`
+	Desired int32  `json:"desired"`
+	Image   *Image `json:"image,omitempty"`
 }
 
 // ImageKind says what an Image event reports.

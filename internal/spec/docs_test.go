@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/waves"
 )
 
 // The user's documentation, kept true by the tests below.
@@ -205,6 +206,12 @@ func TestDocsExamplesLoad(t *testing.T) {
 			}
 			examples++
 			t.Run(name, func(t *testing.T) {
+				if waves.Is([]byte(b.body)) { // a waves file (docs/waves.md) loads as one
+					if _, err := waves.Parse(file, []byte(b.body)); err != nil {
+						t.Errorf("the waves example does not load (lines of the block):\n%v", err)
+					}
+					return
+				}
 				_, err := spec.Parse(file, []byte(b.body), docsRoot)
 				var errs spec.Errors
 				if errors.As(err, &errs) {

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"slipway.dev/slipway/internal/state"
+)
+
+// lock takes the locks of units, in the order given (file order: two wave runs over the same
+// groups meet at the first), waiting up to timeout for each as withLock does. On an error the
+// locks taken are released and the error names the group whose lock is held.
+func (r *wavesRun) lock(ctx context.Context, op string, timeout time.Duration, units []*waveUnit) error {
+	for _, u := range units {
+		info := state.NewInfo(op)
+		info.Path = u.s.backend.Location()
+		info.Info += fmt.Sprintf(", waves file %s, group %s", r.file.Path, u.w.Name)
+		id, err := lockWait(ctx, u.s.backend, info, timeout, lockStderr)
+		if err != nil {
+			return errors.Join(fmt.Errorf("group %s: %w", u.w.Name, err), r.unlockAll())
+		}
+		r.mu.Lock()
+		u.lockID = id
+		r.mu.Unlock()
+	}
+	return nil
+}
+
+// unlock releases u's lock when held, even after ctx was cancelled.
+func (r *wavesRun) unlock(u *waveUnit) error {
+	r.mu.Lock()
+	id := u.lockID
+	u.lockID = ""
+	r.mu.Unlock()
+	if id == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
+	defer cancel()
+	if err := u.s.backend.Unlock(ctx, id); err != nil {
+		return fmt.Errorf("group %s: unlock (remove it with `slipway state unlock %s`): %w", u.w.Name, id, err)
+	}
+	return nil
+}
+
+// unlockAll releases every lock the run holds.
+func (r *wavesRun) unlockAll() error {
+	var errs []error
+	for _, w := range r.file.Groups {
+		errs = append(errs, r.unlock(r.units[w.Name]))
+	}
+	return errors.Join(errs...)
+}
+
+// guard runs fn with a context the first SIGINT or SIGTERM cancels (each group finishes its
+// current step and writes its state); a second one exits at once, naming the locks that stay.
+func (r *wavesRun) guard(ctx context.Context, fn func(ctx context.Context) error) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				if n == 1 {
+					fmt.Fprintf(lockStderr, "%s: each group finishes its current step, writes its state and unlocks; no group starts; %s again to stop at once (the locks then stay)\n", s, s)
+					cancel()
+					continue
+				}
+				fmt.Fprintf(lockStderr, "%s again: stopping now; the locks stay: %s\n", s, r.heldLocks())
+				exitNow(130)
+				return
+			}
+		}
+	}()
+	return fn(runCtx)
+}
+
+// heldLocks names each lock still held and the command that removes it.
+func (r *wavesRun) heldLocks() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var held []string
+	for _, w := range r.file.Groups {
+		if u := r.units[w.Name]; u.lockID != "" {
+			held = append(held, fmt.Sprintf("group %s: `slipway state unlock %s` (%s)", w.Name, u.lockID, u.s.backend.Location()))
+		}
+	}
+	return strings.Join(held, "; ")
+}
