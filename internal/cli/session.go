@@ -88,7 +88,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 	if s.kube, err = g.connect(ctx); err != nil {
 		return nil, err
 	}
-	if s.backend, err = openState(ctx, g, g.stateName(grp.Name), stderr); err != nil {
+	if s.backend, err = openState(ctx, g, grp.Name, stderr); err != nil {
 		return nil, err
 	}
 	s.printer = newPrinter(g, stdout, stderr)

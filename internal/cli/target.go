@@ -72,12 +72,3 @@ func (g *Globals) targetName() string {
 	}
 	return spec.TargetAll
 }
-
-// stateName names the state and the lock of the run's target: the group's for target all,
-// `<group>-<app>` for a per-app target, so that two targets never share a state or a lock.
-func (g *Globals) stateName(group string) string {
-	if g.perApp() {
-		return group + "-" + g.Target
-	}
-	return group
-}

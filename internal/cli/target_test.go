@@ -64,7 +64,7 @@ func TestTargetOf(t *testing.T) {
 			for _, n := range tg.Nodes {
 				nodes = append(nodes, n.Name)
 			}
-			got := []string{ns, tt.g.stateName(tg.Name), strings.Join(nodes, ",")}
+			got := []string{ns, tg.Name, strings.Join(nodes, ",")}
 			want := []string{tt.wantNS, tt.wantState, strings.Join(tt.wantNodes, ",")}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("namespace, state, nodes (-want +got):\n%s", d)

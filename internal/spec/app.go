@@ -43,13 +43,15 @@ func (g *Group) Apps() []string {
 }
 
 // ForTarget is the group as target deploys it: every node for TargetAll (or ""), else only
-// the nodes of that app. An app no node names is refused, naming the targets there are.
+// the nodes of that app, as the group `<group>-<app>`: the name of the target's state and
+// lock, and the group label of its objects, so that two targets never share either. An app no
+// node names is refused, naming the targets there are; a name longer than a label is refused.
 func (g *Group) ForTarget(target string) (*Group, error) {
 	if target == "" || target == TargetAll {
 		return g, nil
 	}
 	out := *g
-	out.Nodes = nil
+	out.Name, out.Nodes = g.Name+"-"+target, nil
 	for _, n := range g.Nodes {
 		if n.App == target {
 			out.Nodes = append(out.Nodes, n)
@@ -58,6 +60,9 @@ func (g *Group) ForTarget(target string) (*Group, error) {
 	if len(out.Nodes) == 0 {
 		return nil, fmt.Errorf("target %q: no node of group %s (%s) has app %q; targets: %s",
 			target, g.Name, g.File, target, strings.Join(append([]string{TargetAll}, g.Apps()...), ", "))
+	}
+	if !isLabel(out.Name, false) {
+		return nil, fmt.Errorf("target %q: group %s of the target is not a DNS label of at most 63 characters", target, out.Name)
 	}
 	return &out, nil
 }
