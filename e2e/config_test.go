@@ -3,14 +3,17 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -215,5 +218,50 @@ nodes:
 	}
 	if g.NamespaceExists() {
 		t.Errorf("apply made namespace %s before failing", g.Name)
+	}
+}
+
+// TestRollbackPutsConfigBack (issue 35 item 4): a release that changes the node's ConfigMap
+// and fails (here a scripted pod that never becomes ready) is set back with the ConfigMap as
+// the template set back read it; the file reverted, plan says `No changes.` and it is true:
+// the ConfigMap holds the old content the pod runs with.
+func TestRollbackPutsConfigBack(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "cfgback", configGroup, "web")
+	g.WriteFile("conf/app.conf", "listen 8080\n")
+	g.WithEnv("SLIPWAY_E2E_APP_TOKEN=token-1")
+	g.MustRun(0, "apply", "--yes")
+	good := g.roDeployment("web").Spec.Template
+	configMap := func() string {
+		cm, err := g.Kube.Clientset.CoreV1().ConfigMaps(g.Name).Get(context.Background(), "web-app", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cm.Data["app.conf"]
+	}
+
+	failing := strings.Replace(configGroup, "      TOKEN: {secret: app, key: token}\n", "      TOKEN: {secret: app, key: token}\n      SLIPWAY_DEV_POD: never-ready\n", 1)
+	g.WriteFile("slipway.yaml", strings.ReplaceAll(failing, "{{GROUP}}", g.Name))
+	g.WriteFile("conf/app.conf", "listen no-such-port\n")
+	r := g.MustRun(1, "apply", "--yes", "--timeout", "15s")
+	if !strings.Contains(r.Stderr, "put back ConfigMap web-app") || !strings.Contains(r.Stderr, "rolled back to") {
+		t.Errorf("the failed apply does not say it put the ConfigMap back and rolled back:\n%s", r)
+	}
+	if got := configMap(); got != "listen 8080\n" {
+		t.Errorf("ConfigMap web-app after the rollback holds %q, want the content the template set back read", got)
+	}
+	devtest.WaitFor(t, time.Minute, "web ready on the template set back, its failed pod gone", func() (bool, string) {
+		d := g.roDeployment("web")
+		pods := g.roPods("web")
+		return d.Status.ReadyReplicas == 1 && len(pods) == 1 && pods[0].DeletionTimestamp == nil, fmt.Sprintf("%d ready, %d pods", d.Status.ReadyReplicas, len(pods))
+	})
+	if got := g.roDeployment("web").Spec.Template.Annotations[spec.AnnotationConfigHash]; got != good.Annotations[spec.AnnotationConfigHash] {
+		t.Errorf("the template set back has config hash %q, want the one that ran ready %q", got, good.Annotations[spec.AnnotationConfigHash])
+	}
+
+	g.WriteFile("slipway.yaml", strings.ReplaceAll(configGroup, "{{GROUP}}", g.Name))
+	g.WriteFile("conf/app.conf", "listen 8080\n")
+	if p := g.MustRun(0, "plan"); !strings.Contains(p.Stdout, "No changes.") {
+		t.Errorf("plan with the file reverted: want No changes., got %s", p)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
@@ -90,6 +92,12 @@ type nodeRun struct {
 	// address is what the node's names point at, once the address lane waited for it;
 	// publish-dns reads it (nil: it asks the node's Service).
 	address []string
+	// prevConfig is the node's ConfigMaps and Secrets as they were before apply-objects
+	// changed them, for a rollback to put back (configrestore.go); in memory only.
+	prevConfig []*unstructured.Unstructured
+	// configChanged: this run's apply-objects step changed some of the node's ConfigMaps or
+	// Secrets (else the config is as an earlier run left it).
+	configChanged bool
 }
 
 // Apply carries out p (SPEC §6) by running its steps (plan.BuildSteps): the pushes, in the

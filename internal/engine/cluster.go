@@ -28,6 +28,12 @@ type objectWriter interface {
 	Scale(ctx context.Context, ns, name string, replicas int32) (int64, error)
 }
 
+// objectGetter reads one object whole, a Secret's values included: the config a rollback
+// puts back (configrestore.go).
+type objectGetter interface {
+	Get(ctx context.Context, k plan.Key) (*unstructured.Unstructured, error)
+}
+
 // deploymentWatch is a cache of a namespace's Deployments, their ReplicaSets, pods and events,
 // which rollouts wait on. The same unnamed type as kube.DeploymentCache.
 type deploymentWatch = interface {
@@ -88,6 +94,7 @@ type jobRunner interface {
 // Cluster is every call the engine makes to Kubernetes.
 type Cluster interface {
 	objectWriter
+	objectGetter
 	jobRunner
 	rolloutWatcher
 	clusterReader

@@ -115,6 +115,16 @@ func (f *fakeCluster) killAt(call string) <-chan struct{} {
 	return frozen
 }
 
+// Get returns a copy of the object k as the fake holds it; nil when it has none.
+func (f *fakeCluster) Get(_ context.Context, k plan.Key) (*unstructured.Unstructured, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if u := f.objects[k]; u != nil {
+		return u.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
 // Calls returns the calls so far.
 func (f *fakeCluster) Calls() []string {
 	f.mu.Lock()

@@ -106,7 +106,8 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 	if res.Phase == status.Ready {
 		o.hash = templateHash(w, k)
 	}
-	return e.settle(ctx, nr.rec, o, e.rollbackFunc(ctx, w, k, st.Limit, st.Node), func() string { return e.failureReport(context.WithoutCancel(ctx), w, k, res) })
+	rollback := e.withConfigRestored(ctx, nr, podConfigHash(nr.objs.get(k)), e.rollbackFunc(ctx, w, k, st.Limit, st.Node))
+	return e.settle(ctx, nr.rec, o, rollback, func() string { return e.failureReport(context.WithoutCancel(ctx), w, k, res) })
 }
 
 // rolloutOutcome is how a followed rollout ended.
