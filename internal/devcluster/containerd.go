@@ -46,17 +46,19 @@ func (p nodePaths) kubeletRoot() string { return p.join("kubelet") }
 //     and the pod sandbox asks for -998 (runc then fails with "can't get final child's PID
 //     from pipe: EOF");
 //   - the registry's hosts.toml (plain HTTP on loopback), the pause image built here;
-//   - runtime handlers runc and systemd (the RuntimeClass dev up creates), both this runc;
+//   - runtime handlers runc (this runc) and systemd (the RuntimeClass dev up creates): runc
+//     through tools/runc-systemd, which gives the container a cgroup tree of its own on a
+//     cgroup v1 host, where systemd as PID 1 cannot start otherwise;
 //   - network namespaces under its state directory, so dev down finds them;
 //   - NRI off: its socket would be machine-wide.
-func containerdConfig(p nodePaths, runc, sandboxImage string) string {
-	runtime := func(name string) string {
+func containerdConfig(p nodePaths, sandboxImage string) string {
+	runtime := func(name, binary string) string {
 		return fmt.Sprintf(`
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%s]
       runtime_type = 'io.containerd.runc.v2'
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.%s.options]
         BinaryName = %q
-`, name, name, runc)
+`, name, name, binary)
 	}
 	return fmt.Sprintf(`version = 3
 root = %q
@@ -93,7 +95,7 @@ state = %q
 		p.socket(), p.socket()+".ttrpc", p.join("containerd-debug.sock"),
 		sandboxImage, p.certsDir(),
 		cniBinDirs[0], cniBinDirs[1], p.cniConfDir(),
-		runtime("runc"), runtime("systemd"))
+		runtime("runc", p.join("bin", "runc")), runtime("systemd", p.join("bin", "runc-systemd")))
 }
 
 // registryHosts is containerd's hosts.toml for the dev registry: plain HTTP.
@@ -148,8 +150,18 @@ func (e *Env) writeContainerdFiles(p nodePaths, b nodeBinaries, sandboxImage str
 			return err
 		}
 	}
+	// runc-systemd runs the runc beside the path it is called by.
+	if err := os.MkdirAll(p.join("bin"), 0o755); err != nil {
+		return err
+	}
+	for link, target := range map[string]string{"runc": b.runc, "runc-systemd": b.runcSystemd} {
+		_ = os.Remove(p.join("bin", link))
+		if err := os.Symlink(target, p.join("bin", link)); err != nil {
+			return err
+		}
+	}
 	files := map[string]string{
-		p.join("containerd.toml"):                            containerdConfig(p, b.runc, sandboxImage),
+		p.join("containerd.toml"):                            containerdConfig(p, sandboxImage),
 		filepath.Join(hostsDir, "hosts.toml"):                registryHosts(e.Registry),
 		filepath.Join(p.cniConfDir(), "10-slipway.conflist"): cniConfig(p),
 	}

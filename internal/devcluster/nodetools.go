@@ -29,6 +29,18 @@ var pauseBin = func() string {
 	return "pause-" + hex.EncodeToString(h[:4])
 }()
 
+// runcSystemdMain is tools/runc-systemd/main.go (copied by pins/gen.sh): the OCI runtime of
+// the RuntimeClass systemd, a wrapper of runc.
+//
+//go:embed pins/runc-systemd.go.txt
+var runcSystemdMain []byte
+
+// runcSystemdBin names the wrapper's binary after its source, as registryBin does.
+var runcSystemdBin = func() string {
+	h := sha256.Sum256(runcSystemdMain)
+	return "runc-systemd-" + hex.EncodeToString(h[:4])
+}()
+
 // nodeTools are the real node's parts, each cached apart (so none of them touches the
 // cluster's key): the kubelet from the same Kubernetes pins as the cluster (tools/kubelet
 // holds exactly tools/kube's versions, so the Go build cache the cluster's build filled
@@ -49,13 +61,15 @@ var nodeTools = []tool{
 		tags: "seccomp,urfave_cli_no_docs", cgo: true, own: true, node: true},
 	{module: "pause", from: "slipway.dev/slipway/tools/pause", pkgs: []string{"./" + pauseBin}, bins: []string{pauseBin},
 		ldflags: "-s -w", own: true, node: true, src: map[string][]byte{pauseBin + "/main.go": pauseMain}},
+	{module: "runc-systemd", from: "slipway.dev/slipway/tools/runc-systemd", pkgs: []string{"./" + runcSystemdBin}, bins: []string{runcSystemdBin},
+		ldflags: "-s -w", own: true, node: true, src: map[string][]byte{runcSystemdBin + "/main.go": runcSystemdMain}},
 	{module: "volumes", from: "slipway.dev/slipway/tools/volumes", pkgs: []string{"./" + volumesBin}, bins: []string{volumesBin},
 		ldflags: "-s -w", own: true, node: true, src: map[string][]byte{volumesBin + "/main.go": volumesMain}},
 }
 
 // nodeBinaries are the paths of the real node's programs.
 type nodeBinaries struct {
-	kubelet, containerd, shimDir, runc, pause, volumes string
+	kubelet, containerd, shimDir, runc, runcSystemd, pause, volumes string
 }
 
 // ensureNodeBinaries builds the real node's parts missing from their caches, with progress.
@@ -75,6 +89,8 @@ func ensureNodeBinaries(ctx context.Context, progress io.Writer) (nodeBinaries, 
 			b.runc = bin
 		case "pause":
 			b.pause = bin
+		case "runc-systemd":
+			b.runcSystemd = bin
 		case "volumes":
 			b.volumes = bin
 		}

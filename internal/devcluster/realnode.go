@@ -139,8 +139,11 @@ func (e *Env) ensureRealNode(ctx context.Context, plan *realNodePlan, progress i
 		return nil
 	}
 	if nodeRunning(e.Dir) {
-		if plan.bins.volumes != "" {
+		if plan.why == "" {
 			if err := e.ensureReaper(plan.bins.volumes); err != nil {
+				return err
+			}
+			if err := e.ensureContainerdConfig(ctx, plan, progress); err != nil {
 				return err
 			}
 		}
@@ -303,6 +306,27 @@ func (e *Env) ensureAPIServer(ctx context.Context, progress io.Writer) error {
 		return err
 	}
 	return e.waitHTTP(ctx, "kube-apiserver", e.Server+"/readyz", 2*time.Minute)
+}
+
+// ensureContainerdConfig restarts the running node's containerd when its configuration (or a
+// runtime's binary) is not this slipway's. Containers outlive the restart: their shims run on,
+// and the kubelet reconnects.
+func (e *Env) ensureContainerdConfig(ctx context.Context, plan *realNodePlan, progress io.Writer) error {
+	p := nodePaths{dir: nodeDirFor(e.Dir)}
+	want := containerdConfig(p, pauseRef(e.Registry))
+	have, _ := os.ReadFile(p.join("containerd.toml"))
+	link, _ := os.Readlink(p.join("bin", "runc-systemd"))
+	if string(have) == want && link == plan.bins.runcSystemd {
+		return nil
+	}
+	fmt.Fprintln(progress, "dev: restarting the real node's containerd with this slipway's configuration")
+	if err := e.writeContainerdFiles(p, plan.bins, pauseRef(e.Registry)); err != nil {
+		return err
+	}
+	if pid, err := readPID(filepath.Join(e.Dir, "pids", "containerd")); err == nil && alive(pid) && runsBinary(pid, "containerd") {
+		stopPID(pid, 10*time.Second)
+	}
+	return e.startContainerd(ctx, p, plan.bins)
 }
 
 // shortHash is 12 hex digits of s's SHA-256.

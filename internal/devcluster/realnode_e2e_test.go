@@ -128,6 +128,60 @@ func TestRealNode(t *testing.T) {
 	}
 	t.Run("anonymous refused", func(t *testing.T) { anonymousRefused(t, node) })
 	t.Run("pod with a claim", func(t *testing.T) { realPodWithClaim(t, env, c, nodeName) })
+	t.Run("systemd as PID 1", func(t *testing.T) { systemdPod(t, env, c, nodeName) })
+}
+
+// systemdPod: on the RuntimeClass systemd, an unprivileged, user-namespaced pod of the dev
+// systemd base image, with the memory-backed /run, /run/lock and /tmp slipway renders, runs
+// systemd as PID 1 until `systemctl is-system-running` says running (on a cgroup v1 host
+// through tools/runc-systemd).
+func systemdPod(t *testing.T, env *devcluster.Env, c *kube.Client, nodeName string) {
+	ctx := context.Background()
+	ns := namespace(t, c, "realnode-systemd")
+	mem := func(name string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sd", Namespace: ns},
+		Spec: corev1.PodSpec{
+			HostUsers:                     ptr.To(false),
+			RuntimeClassName:              ptr.To("systemd"),
+			NodeSelector:                  map[string]string{devcluster.RealNodeLabel: "true"},
+			Tolerations:                   []corev1.Toleration{{Key: devcluster.RealNodeLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			TerminationGracePeriodSeconds: ptr.To(int64(5)),
+			Containers: []corev1.Container{{Name: "node", Image: env.Registry + "/" + devcluster.SystemdBase,
+				Command: []string{"/sbin/init"}, Env: []corev1.EnvVar{{Name: "container", Value: "oci"}},
+				ReadinessProbe: &corev1.Probe{PeriodSeconds: 2, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"systemctl", "is-system-running"}}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "run", MountPath: "/run"}, {Name: "run-lock", MountPath: "/run/lock"}, {Name: "tmp", MountPath: "/tmp"}}}},
+			Volumes: []corev1.Volume{mem("run"), mem("run-lock"), mem("tmp")},
+		},
+	}
+	if _, err := c.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "systemd pod Ready on the real node", func() (bool, string) {
+		p, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, "sd", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return podReady(p) && p.Spec.NodeName == nodeName, fmt.Sprintf("node %q, phase %s, %v", p.Spec.NodeName, p.Status.Phase, p.Status.ContainerStatuses)
+	})
+	exec1 := func(args ...string) string {
+		out, err := exec.Command(env.Kubectl(), append([]string{"--kubeconfig", env.Kubeconfig, "-n", ns, "exec", "sd", "--"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("exec %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := exec1("systemctl", "is-system-running"); got != "running" {
+		t.Errorf("systemctl is-system-running = %q, want running", got)
+	}
+	if got := exec1("cat", "/proc/1/comm"); got != "systemd" {
+		t.Errorf("PID 1 is %q, want systemd", got)
+	}
+	if f := strings.Fields(exec1("cat", "/proc/self/uid_map")); len(f) < 3 || f[1] == "0" {
+		t.Errorf("uid_map %q: want a user namespace", f)
+	}
 }
 
 // anonymousRefused: the kubelet's API answers 401 to a caller without a certificate.

@@ -14,3 +14,5 @@ cp ../../../tools/registry/lean/main.go registry-lean.go.txt
 cp ../../../tools/pause/main.go pause.go.txt
 # The volume reaper (tools/volumes), built in place too.
 cp ../../../tools/volumes/main.go volumes.go.txt
+# The runtime wrapper of the real node's RuntimeClass systemd (tools/runc-systemd).
+cp ../../../tools/runc-systemd/main.go runc-systemd.go.txt

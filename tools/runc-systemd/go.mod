@@ -1,0 +1,3 @@
+module slipway.dev/slipway/tools/runc-systemd
+
+go 1.26.0
