@@ -152,7 +152,7 @@ func systemdPod(t *testing.T, env *devcluster.Env, c *kube.Client, nodeName stri
 			Containers: []corev1.Container{{Name: "node", Image: env.Registry + "/" + devcluster.SystemdBase,
 				Command: []string{"/sbin/init"}, Env: []corev1.EnvVar{{Name: "container", Value: "oci"}},
 				ReadinessProbe: &corev1.Probe{PeriodSeconds: 2, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"systemctl", "is-system-running"}}}},
-				VolumeMounts: []corev1.VolumeMount{{Name: "run", MountPath: "/run"}, {Name: "run-lock", MountPath: "/run/lock"}, {Name: "tmp", MountPath: "/tmp"}}}},
+				VolumeMounts:   []corev1.VolumeMount{{Name: "run", MountPath: "/run"}, {Name: "run-lock", MountPath: "/run/lock"}, {Name: "tmp", MountPath: "/tmp"}}}},
 			Volumes: []corev1.Volume{mem("run"), mem("run-lock"), mem("tmp")},
 		},
 	}
