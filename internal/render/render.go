@@ -253,10 +253,6 @@ func probe(p *spec.Probe) *corev1.Probe {
 	return pr
 }
 
-// systemdReady is ready only when systemd reports `running`: `systemctl is-system-running`
-// exits non-zero while starting and when degraded (FR-005), and needs no shell in the image.
-var systemdReady = &spec.Probe{Exec: []string{"systemctl", "is-system-running"}}
-
 // podSpec is what every pod of a node shares (FR-004): its account, its own user namespace,
 // the RuntimeClass, the node's host name. Service links are off: a machine-like node reads
 // its peers from DNS, and a pod's environment should not change with the namespace's Services.
@@ -294,22 +290,7 @@ func (r *renderer) nodeContainer(ps *corev1.PodSpec, n *spec.Node, in *spec.PodI
 		if readiness == nil {
 			readiness = systemdReady
 		}
-		// systemd mounts nothing without CAP_SYS_ADMIN, and Debian's systemd 252 treats a
-		// failed tmpfs on /run/lock as fatal ("Failed to mount API filesystems", exit 255 on a
-		// real node): each of its tmpfs directories is a memory-backed emptyDir.
-		for _, dir := range []string{"run", "run/lock", "tmp"} {
-			name := strings.ReplaceAll(dir, "/", "-")
-			ps.Volumes = append(ps.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
-				EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: "/" + dir})
-		}
-		if r.in.StopSignal {
-			// systemd shuts down cleanly on SIGRTMIN+3; the API allows a stop signal only
-			// with the pod's OS set.
-			sig := corev1.SIGRTMINPLUS3
-			c.Lifecycle = &corev1.Lifecycle{StopSignal: &sig}
-			ps.OS = &corev1.PodOS{Name: corev1.Linux}
-		}
+		r.systemdPod(ps, &c)
 	}
 	if readiness != nil {
 		c.ReadinessProbe = probe(readiness)
