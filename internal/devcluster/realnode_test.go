@@ -183,6 +183,9 @@ func TestFlagsForTheRealNode(t *testing.T) {
 	if !slices.Contains(kwok, "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake") || slices.Contains(kwok, "--manage-all-nodes=true") {
 		t.Errorf("kwok args %q: want it to manage only the nodes annotated kwok.x-k8s.io/node=fake", kwok)
 	}
+	if !slices.Contains(kwok, "--config=/data/"+kwokConfigFile) {
+		t.Errorf("kwok args %q: want its configuration from %s (kwok.yaml is for older slipways)", kwok, kwokConfigFile)
+	}
 	if !runsWith([]byte("kwok\x00"+strings.Join(kwok, "\x00")+"\x00"), e.kwokArgs()) {
 		t.Error("a kwok running with these flags would be restarted")
 	}
@@ -200,6 +203,10 @@ func TestVolumesUnderDataDir(t *testing.T) {
 	}
 	if strings.Contains(st, "/tmp/") {
 		t.Error("provision stage still puts volumes under /tmp")
+	}
+	// kwok.yaml, for slipways older than the real node, holds their stage byte for byte.
+	if legacy := provisionStage(legacyVolumesDir); !strings.Contains(legacy, "            path: /tmp/kwok-local-path-provisioner/pvc-{{ .metadata.uid }}\n") {
+		t.Errorf("the legacy provision stage is not the older slipways' one:\n%s", legacy)
 	}
 }
 

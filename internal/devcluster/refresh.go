@@ -34,7 +34,7 @@ func (e *Env) ensureKwokConfig(ctx context.Context, progress io.Writer) error {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		sameFlags = err != nil || runsWith(b, e.kwokArgs())
 	}
-	if have, err := os.ReadFile(filepath.Join(e.Dir, "kwok.yaml")); err == nil && bytes.Equal(have, want) && sameFlags {
+	if have, err := os.ReadFile(filepath.Join(e.Dir, kwokConfigFile)); err == nil && bytes.Equal(have, want) && sameFlags {
 		return nil
 	}
 	fmt.Fprintln(progress, "dev: restarting kwok with this slipway's stages and flags")

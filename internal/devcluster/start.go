@@ -183,14 +183,25 @@ func (e *Env) controllers() []controller {
 	}
 }
 
+// kwokConfigFile is kwok's configuration in the data directory. kwok.yaml beside it holds what
+// a slipway older than the real node writes there (volumes under legacyVolumesDir): such a
+// slipway (a test binary of an older checkout, reusing the running cluster) compares kwok.yaml
+// with its own and, finding them equal, leaves kwok alone, where it would restart it with
+// --manage-all-nodes, which takes over the real node and fakes its pods' statuses.
+const (
+	kwokConfigFile   = "kwok-stages.yaml"
+	legacyVolumesDir = "/tmp/kwok-local-path-provisioner"
+)
+
 func (e *Env) startKwok(stagesDir string) error {
-	cfg, err := kwokConfig(stagesDir, e.volumesDir())
-	if err != nil {
-		return err
-	}
-	kwokCfg := filepath.Join(e.Dir, "kwok.yaml")
-	if err := os.WriteFile(kwokCfg, cfg, 0o644); err != nil {
-		return err
+	for file, volumes := range map[string]string{kwokConfigFile: e.volumesDir(), "kwok.yaml": legacyVolumesDir} {
+		cfg, err := kwokConfig(stagesDir, volumes)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(e.Dir, file), cfg, 0o644); err != nil {
+			return err
+		}
 	}
 	if _, err := e.startProcess("kwok", e.kwokArgs()); err != nil {
 		return err
@@ -204,7 +215,7 @@ func (e *Env) startKwok(stagesDir string) error {
 // containers were still being created.
 func (e *Env) kwokArgs() []string {
 	return []string{
-		"--kubeconfig=" + e.Kubeconfig, "--config=" + filepath.Join(e.Dir, "kwok.yaml"),
+		"--kubeconfig=" + e.Kubeconfig, "--config=" + filepath.Join(e.Dir, kwokConfigFile),
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--node-lease-duration-seconds=40", "--cidr=10.0.0.1/16", "--server-address=127.0.0.1:0",
 	}
