@@ -248,25 +248,8 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 		return nil
 	}
 	src := filepath.Join(cache, "src", t.module)
-	if err := os.MkdirAll(src, 0o755); err != nil {
+	if err := writeModule(src, t); err != nil {
 		return err
-	}
-	for _, ext := range []string{"mod", "sum"} {
-		b, err := pins.ReadFile("pins/" + t.module + "." + ext)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(src, "go."+ext), b, 0o644); err != nil {
-			return err
-		}
-	}
-	for name, b := range t.src {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, name)), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
-			return err
-		}
 	}
 	tmp := filepath.Join(cache, "bin.tmp-"+t.module)
 	_ = os.RemoveAll(tmp)
@@ -278,13 +261,7 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 	if len(t.pkgs) == 1 { // name the binary: etcd's main package would be called "server"
 		out = filepath.Join(tmp, t.bins[0])
 	}
-	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
-	if t.tags != "" {
-		env = append(env, "GOFLAGS=-mod=mod -tags="+t.tags)
-	}
-	if t.cgo {
-		env = append(env, "CGO_ENABLED=1")
-	}
+	env := buildEnv(t)
 	start := time.Now()
 	todo, err := stalePackages(ctx, goBin, src, env, t.pkgs)
 	if err != nil {
@@ -340,3 +317,42 @@ func (t *tailBuf) add(s string) {
 }
 
 func (t *tailBuf) String() string { return strings.Join(t.lines, "\n") }
+
+// writeModule writes t's module (its pinned go.mod and go.sum, and its files of slipway's own)
+// into dir.
+func writeModule(dir string, t tool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, ext := range []string{"mod", "sum"} {
+		b, err := pins.ReadFile("pins/" + t.module + "." + ext)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "go."+ext), b, 0o644); err != nil {
+			return err
+		}
+	}
+	for name, b := range t.src {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildEnv is the environment of t's go commands: its tags and cgo decide which packages, and
+// so which modules, it needs.
+func buildEnv(t tool) []string {
+	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	if t.tags != "" {
+		env = append(env, "GOFLAGS=-mod=mod -tags="+t.tags)
+	}
+	if t.cgo {
+		env = append(env, "CGO_ENABLED=1")
+	}
+	return env
+}

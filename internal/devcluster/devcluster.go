@@ -151,6 +151,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		return nil, false, fmt.Errorf("dev cluster: %w", err)
 	}
 	bases := startBaseImages(ctx, &opts)
+	defer startPrefetch(ctx, opts)()
 	if !opts.Core {
 		// Built before taking the cluster's lock: a running cluster stays usable by the tests
 		// of others while the publishing parts build for the first time.
