@@ -23,7 +23,12 @@ func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, p *
 	// The address lane's (publishPlan): the Gateway's for a node behind it, else the
 	// node's load-balancer ingress.
 	addrs := map[string][]string{}
+	ix := p.Index()
 	for node, a := range p.Addresses {
+		svc := ix.Change(plan.Key{Kind: "Service", Namespace: t.Namespace, Name: node})
+		if n := t.Group.Node(node); svc != nil && svc.Action == plan.Replace && n != nil && t.Group.AddressModeOf(n) == spec.OwnAddress {
+			continue // a Service made again gets an address of its own: known after apply
+		}
 		if len(a) > 0 {
 			addrs[node] = a
 		}

@@ -37,3 +37,35 @@ func addressSteps(p *Plan, g *spec.Group, n *spec.Node) nodeAddressSteps {
 	}
 	return out
 }
+
+// movedAddress are a node's steps before its roles stop: its objects applied (keys), the
+// copy removed (removed) and the address lane's waits (before); and the address records
+// published among them. When the node's Service `<node>` is replaced (it moves between the
+// Gateway and an address of its own, say) the address its names point at is given back, for
+// the cluster to hand to someone else: its names move before the rollout, not after it, so
+// that a rollout that fails leaves them pointing at what runs (issue 35 item 2). Make before
+// break: a node moving behind the Gateway has its routes Accepted and its names on the
+// Gateway's address before its LoadBalancer Service goes; a node with an address of its own
+// has its names on its Service's new address as soon as it has one.
+func movedAddress(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, keys []Key, removed, before []Step) ([]Step, []RecordChange) {
+	objects := func(ks []Key) []Step {
+		if len(ks) == 0 {
+			return nil
+		}
+		return []Step{{Kind: StepApplyObjects, Node: n.Name, Objects: ks}}
+	}
+	svc := Key{Kind: "Service", Namespace: p.Namespace, Name: n.Name}
+	replaced := slices.ContainsFunc(np.Changes, func(c Change) bool { return c.Key == svc && c.Action == Replace })
+	early := recordsWhere(np.Records, func(r RecordChange) bool {
+		return r.Kind == "address" && (r.Action == Create || r.Action == Update)
+	})
+	if !replaced || len(early) == 0 || len(before) == 0 {
+		return slices.Concat(objects(keys), removed, before), nil
+	}
+	publish := []Step{{Kind: StepPublishDNS, Node: n.Name, Records: early}}
+	if g.AddressModeOf(n) != spec.BehindGateway {
+		return slices.Concat(objects(keys), removed, before, publish), early
+	}
+	rest := slices.DeleteFunc(slices.Clone(keys), func(k Key) bool { return k == svc })
+	return slices.Concat(objects(rest), removed, before, publish, objects([]Key{svc})), early
+}

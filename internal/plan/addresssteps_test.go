@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -95,6 +96,68 @@ func TestBuildStepsAddress(t *testing.T) {
 				Nodes: []NodePlan{changed("db"), changed("mail"), changed("tls"), changed("www")}}
 			got := BuildSteps(p, publishGroup(tt.publish), stepsLimit)
 			if d := cmp.Diff(tt.want, got.Nodes); d != "" {
+				t.Errorf("steps (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// A node whose Service is replaced gives back the address its names point at: its names move
+// before the rollout. Behind the Gateway, make before break: routes Accepted and names on the
+// Gateway's address before the LoadBalancer Service goes; with an address of its own, names
+// on the new address as soon as there is one. Mail records stay after the relay's rollout
+// (issue 35 item 2).
+func TestBuildStepsMovedAddress(t *testing.T) {
+	k := func(kind, name string) Key { return Key{Kind: kind, Namespace: "demo", Name: name} }
+	kp := func(kind, name string) *Key { key := k(kind, name); return &key }
+	const limit = 2 * time.Minute
+	rollout := func(node string) []Step {
+		return []Step{
+			{Kind: StepApplyDeployment, Node: node, Object: kp("Deployment", node), Action: Update},
+			{Kind: StepAwaitRollout, Node: node, Object: kp("Deployment", node), Replicas: 1, Limit: 5 * time.Minute, Rollback: RollbackLastReady},
+		}
+	}
+	name := func(node, action string) RecordChange {
+		return RecordChange{Name: node + ".example.org", Kind: "address", Action: Action(action), New: []string{"A 192.0.2.1"}}
+	}
+	mx := RecordChange{Name: "example.org", Kind: "mx", Action: Create, New: []string{"MX 10 mail.example.org"}}
+	wwwRoutes := []Key{k("TLSRoute", "www"), k("HTTPRoute", "www")}
+	tests := []struct {
+		name string
+		np   NodePlan
+		want []Step
+	}{
+		{"to the Gateway: routes accepted, names moved, then the Service replaced", NodePlan{Node: "www",
+			Changes: []Change{{Key: k("Service", "www"), Action: Replace}, {Key: k("TLSRoute", "www"), Action: Create},
+				{Key: k("HTTPRoute", "www"), Action: Create}, {Key: k("Deployment", "www"), Action: Update}},
+			Records: []RecordChange{name("www", "update")}},
+			slices.Concat([]Step{
+				{Kind: StepApplyObjects, Node: "www", Objects: wwwRoutes},
+				{Kind: StepAwaitAccepted, Node: "www", Objects: wwwRoutes, Limit: limit},
+				{Kind: StepPublishDNS, Node: "www", Records: []RecordChange{name("www", "update")}},
+				{Kind: StepApplyObjects, Node: "www", Objects: []Key{k("Service", "www")}},
+			}, rollout("www"), []Step{{Kind: StepAwaitResolved, Node: "www", Objects: wwwRoutes, Limit: limit}})},
+		{"an address of its own again: names on the new address before the rollout, mail after", NodePlan{Node: "mail",
+			Changes: []Change{{Key: k("Service", "mail"), Action: Replace}, {Key: k("Deployment", "mail"), Action: Update}},
+			Records: []RecordChange{name("mail", "update"), mx}},
+			slices.Concat([]Step{
+				{Kind: StepApplyObjects, Node: "mail", Objects: []Key{k("Service", "mail")}},
+				{Kind: StepAwaitAddress, Node: "mail", Object: kp("Service", "mail"), Limit: limit},
+				{Kind: StepPublishDNS, Node: "mail", Records: []RecordChange{name("mail", "update")}},
+			}, rollout("mail"), []Step{{Kind: StepPublishDNS, Node: "mail", Records: []RecordChange{mx}}})},
+		{"a Service only updated: names after the rollout", NodePlan{Node: "mail",
+			Changes: []Change{{Key: k("Service", "mail"), Action: Update}, {Key: k("Deployment", "mail"), Action: Update}},
+			Records: []RecordChange{name("mail", "update")}},
+			slices.Concat([]Step{
+				{Kind: StepApplyObjects, Node: "mail", Objects: []Key{k("Service", "mail")}},
+				{Kind: StepAwaitAddress, Node: "mail", Object: kp("Service", "mail"), Limit: limit},
+			}, rollout("mail"), []Step{{Kind: StepPublishDNS, Node: "mail", Records: []RecordChange{name("mail", "update")}}})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &Plan{Namespace: "demo", Nodes: []NodePlan{tt.np}}
+			got := BuildSteps(p, publishGroup(true), stepsLimit).Node(tt.np.Node)
+			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("steps (-want +got):\n%s", d)
 			}
 		})

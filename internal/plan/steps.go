@@ -43,7 +43,8 @@ const (
 	// the node removed), each in one UPDATE, before its objects change (SPEC §7).
 	StepRetireDNS StepKind = "retire-dns"
 	// StepPublishDNS publishes the node's names at its address, once it is known, after its
-	// rollout; on the mail relay, the zone's mail records too. One UPDATE per changed set.
+	// rollout (before it when its Service is replaced: movedAddress); on the mail relay, the
+	// zone's mail records too, after its rollout. One UPDATE per changed set.
 	StepPublishDNS StepKind = "publish-dns"
 	// StepAwaitAddress waits within Limit for the load-balancer address of the node's Service
 	// (Object), before its rollout: a node with its own address (SPEC §7).
@@ -243,35 +244,42 @@ func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration, np *No
 	if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Delete }); len(rs) > 0 {
 		out = append(out, Step{Kind: StepRetireDNS, Node: n.Name, Records: rs})
 	}
+	var early []RecordChange // published before the rollout (movedAddress)
 	if len(np.Changes) > 0 {
-		out = append(out, objectSteps(p, g, n, np, limit, ix)...)
+		var steps []Step
+		steps, early = objectSteps(p, g, n, np, limit, ix)
+		out = append(out, steps...)
 	} else if np.RemoveCopy != nil {
 		out = append(out, removeCopy(p.Namespace, n.Name, np.RemoveCopy.To, limit))
 	}
-	if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Create || r.Action == Update }); len(rs) > 0 {
+	if rs := recordsWhere(np.Records, func(r RecordChange) bool {
+		return (r.Action == Create || r.Action == Update) &&
+			!slices.ContainsFunc(early, func(e RecordChange) bool { return e.Name == r.Name && e.Kind == r.Kind })
+	}); len(rs) > 0 {
 		out = append(out, Step{Kind: StepPublishDNS, Node: n.Name, Records: rs})
 	}
 	return out
 }
 
 // objectSteps are the steps of a node's changed objects: policies and Services, roles
-// stopped, the Deployment and its rollout, roles started, leftovers pruned.
-func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.Duration, ix *Index) []Step {
+// stopped, the Deployment and its rollout, roles started, leftovers pruned; and the address
+// records they publish before the rollout (movedAddress).
+func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.Duration, ix *Index) ([]Step, []RecordChange) {
 	var out []Step
-	if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" }); len(keys) > 0 {
-		out = append(out, Step{Kind: StepApplyObjects, Node: n.Name, Objects: keys})
-	}
 	mainKey := Key{Kind: "Deployment", Namespace: p.Namespace, Name: n.Name}
 	roleKey := func(r *spec.Role) Key {
 		return Key{Kind: "Deployment", Namespace: p.Namespace, Name: spec.RoleObjectName(n.Name, r.Name)}
 	}
 	main := ix.Change(mainKey)
+	var removed []Step
 	if np.RemoveCopy != nil {
 		// Before the rollout: a migration in this run must not keep it as its backup.
-		out = append(out, removeCopy(p.Namespace, n.Name, np.RemoveCopy.To, limit))
+		removed = []Step{removeCopy(p.Namespace, n.Name, np.RemoveCopy.To, limit)}
 	}
 	addr := addressSteps(p, g, n)
-	out = append(out, addr.before...)
+	keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" })
+	steps, early := movedAddress(p, g, n, np, keys, removed, addr.before)
+	out = append(out, steps...)
 	stopped := stoppedRoles(n, main, roleKey, ix)
 	for _, r := range stopped {
 		k := roleKey(n.Role(r))
@@ -324,7 +332,7 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 	if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action == Delete }); len(keys) > 0 {
 		out = append(out, Step{Kind: StepPrune, Node: n.Name, Objects: keys})
 	}
-	return out
+	return out, early
 }
 
 // stoppedRoles are the roles that stop before the node's Deployment changes, sorted: roles on
