@@ -14,6 +14,16 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
+// Get returns a copy of the object k as the fake holds it; nil when it has none.
+func (f *fakeCluster) Get(_ context.Context, k plan.Key) (*unstructured.Unstructured, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if u := f.objects[k]; u != nil {
+		return u.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
 // configObject is a ConfigMap or Secret of node web in namespace demo holding data.
 func configObject(kind, name string, data map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"data": data}}

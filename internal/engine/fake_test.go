@@ -94,37 +94,6 @@ func (f *fakeCluster) log(call string) {
 	}
 }
 
-// killAt freezes the run at its call named call, as a kill there leaves it: the state as
-// written before, the cluster as the call left it; the frozen run never goes on (a cancelled
-// context is no kill: the engine finishes the step it is in). The returned channel closes
-// once the run is frozen; later calls go on.
-func (f *fakeCluster) killAt(call string) <-chan struct{} {
-	frozen := make(chan struct{})
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.onCall = func(c string) {
-		if c != call {
-			return
-		}
-		f.mu.Lock()
-		f.onCall = nil
-		f.mu.Unlock()
-		close(frozen)
-		select {} // the process is gone
-	}
-	return frozen
-}
-
-// Get returns a copy of the object k as the fake holds it; nil when it has none.
-func (f *fakeCluster) Get(_ context.Context, k plan.Key) (*unstructured.Unstructured, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if u := f.objects[k]; u != nil {
-		return u.DeepCopy(), nil
-	}
-	return nil, nil
-}
-
 // Calls returns the calls so far.
 func (f *fakeCluster) Calls() []string {
 	f.mu.Lock()

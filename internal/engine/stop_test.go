@@ -64,3 +64,24 @@ func TestStopFinishesTheRollout(t *testing.T) {
 		})
 	}
 }
+
+// killAt freezes the run at its call named call, as a kill there leaves it: the state as
+// written before, the cluster as the call left it; the frozen run never goes on (a cancelled
+// context is no kill: the engine finishes the step it is in). The returned channel closes
+// once the run is frozen; later calls go on.
+func (f *fakeCluster) killAt(call string) <-chan struct{} {
+	frozen := make(chan struct{})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onCall = func(c string) {
+		if c != call {
+			return
+		}
+		f.mu.Lock()
+		f.onCall = nil
+		f.mu.Unlock()
+		close(frozen)
+		select {} // the process is gone
+	}
+	return frozen
+}
