@@ -51,7 +51,7 @@ func prepareRealNode(ctx context.Context, dataDir string, progress io.Writer) *r
 		return p
 	}
 	if !nodeRunning(dataDir) {
-		if p.why = portsTaken(dataDir); p.why != "" {
+		if p.why = portsTaken(dataDir, ownerFile, KubeletPort, KubeletHealthzPort); p.why != "" {
 			return p
 		}
 	}
@@ -103,15 +103,16 @@ func nodeHost() (realNodeHost, string) {
 	return realNodeHost{}, fmt.Sprintf("host name %s resolves to %v, no loopback address (map it to 127.0.0.1 in /etc/hosts): the kubelet listens on loopback only", name, addrs)
 }
 
-// portsTaken says which dev cluster holds the kubelet's ports, "" when they are free.
-func portsTaken(dataDir string) string {
-	for _, port := range []int{KubeletPort, KubeletHealthzPort} {
+// portsTaken says which dev cluster (named in owner) holds the kubelet's ports, "" when they
+// are free.
+func portsTaken(dataDir, owner string, ports ...int) string {
+	for _, port := range ports {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			l.Close()
 			continue
 		}
-		if b, err := os.ReadFile(ownerFile); err == nil && strings.TrimSpace(string(b)) != dataDir {
+		if b, err := os.ReadFile(owner); err == nil && strings.TrimSpace(string(b)) != dataDir {
 			return fmt.Sprintf("the dev cluster in %s has this machine's real node (kubelet port %d is taken); one real node per machine", strings.TrimSpace(string(b)), port)
 		}
 		return fmt.Sprintf("kubelet port %d on 127.0.0.1 is taken by another program; one real node per machine", port)

@@ -217,3 +217,28 @@ func TestUnescapeMount(t *testing.T) {
 		}
 	}
 }
+
+// A second cluster is told which cluster has the machine's real node, or that another program
+// holds the kubelet's port.
+func TestPortsTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	owner := filepath.Join(t.TempDir(), "real-node")
+	if got := portsTaken("/mine", owner, port); !strings.Contains(got, "taken by another program") {
+		t.Errorf("without an owner: %q, want another program named", got)
+	}
+	if err := os.WriteFile(owner, []byte("/theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := portsTaken("/mine", owner, port); !strings.Contains(got, "the dev cluster in /theirs has this machine's real node") {
+		t.Errorf("with an owner: %q, want the owner's cluster named", got)
+	}
+	l.Close()
+	if got := portsTaken("/mine", owner, port); got != "" {
+		t.Errorf("free port: %q, want none", got)
+	}
+}
