@@ -32,6 +32,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "slipway")
+	// The secrets sidecar's programs go into the binary (a group with sidecarSecrets needs them).
+	if out, err := exec.Command("go", "generate", "../internal/secretsbin").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the secrets sidecar: %v\n%s", err, out)
+		os.Exit(1)
+	}
 	out, err := exec.Command("go", "build", "-o", binary, "../cmd/slipway").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build slipway: %v\n%s", err, out)

@@ -25,7 +25,7 @@ const module = "slipway.dev/slipway/internal/"
 var allowed = map[string][]string{
 	"event":      {},
 	"spec":       {"realpath"},
-	"render":     {"spec"},
+	"render":     {"secretsconf", "spec"},
 	"plan":       {"spec"},
 	"status":     {"event"},
 	"ui":         {"event", "plan", "spec", "status"},
@@ -43,7 +43,12 @@ var allowed = map[string][]string{
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {},                  // test support without a cluster: golden files, helper processes
 	"waves":              {"event", "status"}, // a waves file, its order and its health gate: pure
-	"cli":                {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "ui", "waves"},
+	"cli":                {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
+	// The secrets sidecar (FR-004e): its configuration (pure, shared with render), its program
+	// (cmd/slipway-secrets), and the programs embedded for the sidecar image.
+	"secretsconf": {},
+	"sidecar":     {"secretsconf"},
+	"secretsbin":  {},
 }
 
 // clientGo are the packages that may import client-go directly; state may reach it only
@@ -52,7 +57,7 @@ var clientGo = []string{"kube"}
 
 // pure are the packages that compute or print and never talk to a cluster: they must not
 // depend on client-go, even through another package.
-var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves"}
+var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves", "secretsconf"}
 
 func goCmd(t *testing.T, args ...string) string {
 	t.Helper()

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/secretsbin"
+	"slipway.dev/slipway/internal/secretsconf"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/ui"
 )
@@ -89,9 +91,21 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 			if r.Service != nil {
 				jobs = append(jobs, job(n.Name+"-"+r.Name, r.Service.Image, nil))
 			}
+			if len(r.SidecarSecrets) > 0 {
+				name := spec.SecretsImageName(n.Name, r.Name)
+				jobs = append(jobs, image.Job{Name: name, Repository: repo(name), Source: secretsSource()})
+			}
 		}
 	}
 	return jobs
+}
+
+// secretsSource is the secrets sidecar's image (FR-004e): slipway's own program for every
+// platform, embedded in this binary.
+func secretsSource() image.Source {
+	progs, err := secretsbin.Programs()
+	return image.Source{Binaries: &image.Binaries{Path: secretsconf.Binary, ByPlatform: progs, Missing: err,
+		Command: []string{secretsconf.Binary, "run"}}}
 }
 
 // imageSource maps a group-file image to a build source. The served-ports label goes on images

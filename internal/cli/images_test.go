@@ -132,3 +132,35 @@ func TestImagesPushOutput(t *testing.T) {
 	}
 	testkit.Golden(t, filepath.Join("testdata", "images-push.txt"), out.Bytes())
 }
+
+// TestImageJobsSecretsSidecar: a role with sidecarSecrets has the sidecar's image, of
+// slipway's own programs, in <registry>/<ns>/<node>-<role>/secrets.
+func TestImageJobsSecretsSidecar(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sso.tar"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	grp, err := spec.Parse("slipway.yaml", []byte(`
+group: demo
+nodes:
+  web:
+    image: {archive: sso.tar}
+    secretsFrom: {openbao: {address: "http://bao:8200"}}
+    roles:
+      sso:
+        service: {image: {archive: sso.tar}}
+        sidecarSecrets: {pw: {path: web/db, key: password}}
+`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := imageJobs(grp, "127.0.0.1:5000", "ns")
+	last := jobs[len(jobs)-1]
+	if last.Name != "web-sso/secrets" || last.Repository != "127.0.0.1:5000/ns/web-sso/secrets" || last.Source.Binaries == nil {
+		t.Fatalf("last job %+v, want the sidecar's", last)
+	}
+	b := last.Source.Binaries
+	if b.Path != "/slipway-secrets" || (b.Missing == nil) == (len(b.ByPlatform) == 0) {
+		t.Errorf("sidecar source: path %s, %d platforms, missing %v", b.Path, len(b.ByPlatform), b.Missing)
+	}
+}

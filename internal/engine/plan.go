@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -342,8 +343,9 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 	return out, errors.Join(errs...)
 }
 
-// nodeOfJob maps an image name (node or <node>-<role>) to its node.
+// nodeOfJob maps an image name (node, <node>-<role>, or <node>-<role>/secrets) to its node.
 func nodeOfJob(g *spec.Group, name string) string {
+	name = strings.TrimSuffix(name, "/secrets")
 	if g.Node(name) != nil {
 		return name
 	}

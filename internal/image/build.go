@@ -80,6 +80,13 @@ func (b *LocalBuilder) Build(ctx context.Context, src Source) (v1.Image, []strin
 			n++
 		}
 	}
+	if src.Binaries != nil {
+		if n != 0 {
+			return nil, nil, fmt.Errorf("image source: binaries with rootfs, archive or base")
+		}
+		img, err := buildBinaries(src.Binaries, epoch)
+		return img, nil, err
+	}
 	if n != 1 {
 		return nil, nil, fmt.Errorf("image source: exactly one of rootfs, archive and base must be set, not %d", n)
 	}

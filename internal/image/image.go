@@ -30,8 +30,8 @@ const ServedLabel = "dev.slipway.firewall.served"
 // DefaultCommand is the command of an image built from a rootfs when the node sets none.
 var DefaultCommand = []string{"/sbin/init"}
 
-// Source says what an image is built from: exactly one of Rootfs, Archive and Base is set.
-// Paths are absolute.
+// Source says what an image is built from: exactly one of Rootfs, Archive, Base and Binaries
+// is set. Paths are absolute.
 type Source struct {
 	// Rootfs is a directory that becomes the image's one layer.
 	Rootfs string
@@ -40,6 +40,8 @@ type Source struct {
 	// Base is an image reference pulled from its registry; Add is layered on top of it.
 	Base string
 	Add  []AddFile
+	// Binaries is a program per platform, built into an image index (binaries.go).
+	Binaries *Binaries
 	// Command becomes the image's entrypoint (with no Cmd), so arguments a Deployment gives
 	// are appended to it. Empty means /sbin/init for a rootfs and the image's own otherwise.
 	Command []string

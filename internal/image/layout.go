@@ -27,8 +27,12 @@ type LayoutImage struct {
 func WriteLayout(dir string, imgs []LayoutImage) error {
 	idx := v1.ImageIndex(empty.Index)
 	for _, li := range imgs {
+		var add mutate.Appendable = li.Image
+		if ix, ok := li.Image.(*indexImage); ok {
+			add = ix.Index() // a multi-platform image goes in as the index it is
+		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add:        li.Image,
+			Add:        add,
 			Descriptor: v1.Descriptor{Annotations: map[string]string{RefNameAnnotation: li.Ref}},
 		})
 	}

@@ -190,7 +190,11 @@ func (p *registryPublisher) Publish(ctx context.Context, ref string, img v1.Imag
 	} else {
 		close(done)
 	}
-	err = remote.Write(r, img, opts...)
+	if ix, ok := img.(*indexImage); ok {
+		err = remote.WriteIndex(r, ix.Index(), opts...)
+	} else {
+		err = remote.Write(r, img, opts...)
+	}
 	<-done
 	if err != nil {
 		return name.Digest{}, fmt.Errorf("image %s: push: %w", ref, p.rc.explain(err))

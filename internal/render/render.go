@@ -157,6 +157,9 @@ func (r *renderer) checkInputs() error {
 			if role.Service != nil {
 				need("image", spec.RoleObjectName(n.Name, role.Name), owner, r.in.Images)
 			}
+			if len(role.SidecarSecrets) > 0 {
+				need("image", spec.SecretsImageName(n.Name, role.Name), owner, r.in.Images)
+			}
 		}
 	}
 	if len(r.in.SecretKey) == 0 && r.in.Group.HasOwnSecrets() {
@@ -352,40 +355,11 @@ func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deploym
 		c, hash = r.serviceContainer(&ps, n, role)
 	}
 	ps.Containers = []corev1.Container{c}
+	if role.Service != nil {
+		r.secretsPod(&ps, &ps.Containers[0], n, role)
+	}
 	d := r.deployment(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name), role.Replicas, ps)
 	workload(d, n, role.Workload)
 	setConfigHash(&d.Spec.Template, hash)
 	return d
-}
-
-// serviceContainer is a role's service image, locked down (FR-004d), with the role's own env
-// beside its service's environment; the second result is the hash of the config it uses.
-func (r *renderer) serviceContainer(ps *corev1.PodSpec, n *spec.Node, role *spec.Role) (corev1.Container, string) {
-	yes, no := true, false
-	seccomp := func() *corev1.SeccompProfile {
-		return &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	}
-	ps.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: seccomp()}
-	// A read-only root file system still needs a scratch /tmp.
-	ps.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	literal := maps.Clone(role.Service.Environment)
-	if literal == nil {
-		literal = map[string]string{}
-	}
-	maps.Copy(literal, role.Env) // the loader refuses a name in both
-	c := corev1.Container{
-		Name:    ContainerService,
-		Image:   r.in.Images[spec.RoleObjectName(n.Name, role.Name)],
-		Command: slices.Clone(role.Service.Image.Command),
-		Env:     env("", n.Name, role.Name, literal),
-		SecurityContext: &corev1.SecurityContext{
-			RunAsNonRoot:             &yes,
-			AllowPrivilegeEscalation: &no,
-			ReadOnlyRootFilesystem:   &yes,
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			SeccompProfile:           seccomp(),
-		},
-		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-	}
-	return c, r.podConfig(ps, &c, &role.PodInputs)
 }

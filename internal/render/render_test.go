@@ -41,6 +41,10 @@ func fakeInput(g *spec.Group) render.Input {
 				key := spec.RoleObjectName(n.Name, r.Name)
 				in.Images[key] = image(key)
 			}
+			if len(r.SidecarSecrets) > 0 {
+				key := spec.SecretsImageName(n.Name, r.Name)
+				in.Images[key] = image(key)
+			}
 		}
 	}
 	return in
@@ -66,6 +70,7 @@ func TestGolden(t *testing.T) {
 		{"a role's own env, config and secrets", "testdata/workload/role-config.yaml", "testdata/workload/role-config.golden.yaml", false},
 		{"service monitor", "testdata/workload/servicemonitor.yaml", "testdata/workload/servicemonitor.golden.yaml", false},
 		{"state version", "testdata/workload/state.yaml", "testdata/workload/state.golden.yaml", false},
+		{"secrets sidecar and companion", "testdata/workload/sidecar.yaml", "testdata/workload/sidecar.golden.yaml", false},
 	}
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by config.yaml's secret
 	// The publish example: a TSIG secret to load, and the dev environment's Gateway.

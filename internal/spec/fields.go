@@ -30,6 +30,13 @@ var (
 		sub("disruption", disruptionFields), sub("probes", probesFields),
 		leaf("stopGracePeriod"), leaf("preStopSleep"), leaf("tmpSize"),
 		list("files", fileFields), each("config", "<name>", configFields), each("secrets", "<name>", secretFields),
+		sub("secretsFrom", secretsFromFields),
+	)
+	// The server a node's secrets sidecars read from (FR-004e).
+	secretsFromFields = fields(sub("openbao", openbaoFields))
+	openbaoFields     = fields(
+		leaf("address"), leaf("caFile"), leaf("caFetchUrl"), leaf("authMount"), leaf("role"),
+		leaf("audience"), leaf("pollInterval"),
 	)
 	imageFields    = fields(leaf("rootfs"), leaf("archive"), leaf("base"), list("add", addFields), leaf("command"))
 	addFields      = fields(leaf("src"), leaf("dst"))
@@ -53,6 +60,11 @@ var (
 		same("disruption", disruptionFields), same("probes", probesFields),
 		// Its own env, config and secrets; its references name the node's too.
 		leaf("env"), same("config", configFields), same("secrets", secretFields),
+		// A service role's secrets sidecar and companion (FR-004e, FR-004g).
+		each("sidecarSecrets", "<file>", sidecarSecretFields), leaf("companion"),
+	)
+	sidecarSecretFields = fields(
+		leaf("mount"), leaf("path"), leaf("key"), leaf("template"), leaf("encoding"), leaf("variable"), leaf("restart"),
 	)
 	serviceFields = fields(same("image", imageFields), leaf("environment"))
 

@@ -60,6 +60,14 @@ func (d *decoder) role(n *yaml.Node, path, nodeName, roleName string) (*Role, ro
 			r.Service = s
 		}
 	}
+	if v := m["sidecarSecrets"]; v != nil {
+		d.mark(path+".sidecarSecrets", deref(v))
+		r.SidecarSecrets = d.sidecarSecrets(v, path+".sidecarSecrets")
+	}
+	if v := m["companion"]; v != nil {
+		d.mark(path+".companion", deref(v))
+		r.Companion, _ = d.boolean(v, path+".companion")
+	}
 	owner := "" // in defaults:, read per node
 	if nodeName != "" {
 		owner = RoleObjectName(nodeName, roleName)

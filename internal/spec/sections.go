@@ -52,6 +52,9 @@ func (d *decoder) node(n *yaml.Node, path, nodeName string, isDefaults bool) *No
 	}
 	field(m, path, "firewall", &nd.Firewall, d.firewall)
 	field(m, path, "publishedNames", &nd.PublishedNames, d.publishedNames)
+	if v := m["secretsFrom"]; v != nil {
+		nd.SecretsFrom = d.secretsFrom(v, path+".secretsFrom", nodeName)
+	}
 	if v := m["roles"]; v != nil {
 		for _, e := range d.entries(v, path+".roles") {
 			rp := path + ".roles." + e.key

@@ -94,6 +94,8 @@ type Node struct {
 	StopGracePeriod    time.Duration      // terminationGracePeriodSeconds; 0: Kubernetes' default
 	PreStopSleep       time.Duration      // a preStop sleep before the stop signal; 0: none
 	TmpSize            *resource.Quantity // sizeLimit of the memory-backed /run and /tmp; nil: none
+	// SecretsFrom is the server its roles' secrets sidecars read from; nil: none.
+	SecretsFrom *SecretsServer
 }
 
 // Role returns the role called name, or nil.
@@ -215,6 +217,10 @@ type Role struct {
 	// node's files (roles without service), and the ConfigMaps and Secrets
 	// <node>-<role>-<name> the role makes; its references also name the node's (SPEC §3a).
 	PodInputs
+	// SidecarSecrets are the files a service role's secrets sidecar writes (FR-004e), sorted
+	// by file; Companion adds the companion container (FR-004g).
+	SidecarSecrets []SidecarSecret
+	Companion      bool
 }
 
 // Service is the separate image a role runs instead of the node's image (FR-004d).

@@ -140,6 +140,7 @@ func (d *decoder) validateNode(n *Node, path string) {
 	for _, r := range n.Roles {
 		d.validateRefs(&r.PodInputs, path+".roles."+r.Name)
 		d.validateServiceEnv(r, path+".roles."+r.Name)
+		d.validateSidecar(n, r, path+".roles."+r.Name)
 	}
 }
 

@@ -1,0 +1,99 @@
+// Package secretsconf is the configuration of slipway's secrets sidecar (FR-004e) as render
+// writes it and the sidecar reads it: where the server is, how to log in, which files to write
+// from which keys, and which process a `restart` secret stops. It holds no secret value, only
+// paths and keys, so it travels in the pod template (an environment variable of the sidecar,
+// which its startup probe sees too) and a change of it rolls the pods out.
+package secretsconf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Env is the variable of the sidecar container that holds the configuration as JSON.
+const Env = "SLIPWAY_SECRETS_CONFIG"
+
+// Paths inside a pod with the sidecar.
+const (
+	Binary    = "/slipway-secrets"                  // the sidecar's one file in its image
+	TokenDir  = "/var/run/secrets/slipway.dev/node" // the projected token, in the sidecar only
+	TokenFile = TokenDir + "/token"
+)
+
+// Config is what the sidecar does.
+type Config struct {
+	Address    string `json:"address"`
+	CAPEM      string `json:"caPEM,omitempty"`      // the CA of the server, "" for the system's
+	CAFetchURL string `json:"caFetchURL,omitempty"` // fetched at start and every 15 minutes
+	AuthMount  string `json:"authMount"`
+	Role       string `json:"role"`
+	TokenFile  string `json:"tokenFile"`
+	Dir        string `json:"dir"` // where the files go: the memory volume
+	// PollSeconds is how often the secrets are read again.
+	PollSeconds int `json:"pollSeconds"`
+	// Service is the command (argv[0]) of the service's process, which a changed `restart`
+	// secret stops; "" stops every process of the pod that is not PID 1, the sidecar's own or
+	// the companion's.
+	Service   string `json:"service,omitempty"`
+	Companion string `json:"companion,omitempty"` // argv[0] of the companion, never stopped
+	Files     []File `json:"files"`
+}
+
+// File is one file of the sidecar: a key of a KV v2 secret, or a template over its keys.
+type File struct {
+	Name     string `json:"name"`
+	Mount    string `json:"mount"`
+	Path     string `json:"path"`
+	Key      string `json:"key,omitempty"`
+	Template string `json:"template,omitempty"`
+	Encoding string `json:"encoding,omitempty"` // "" or "base64"
+	Variable string `json:"variable,omitempty"`
+	Restart  bool   `json:"restart,omitempty"`
+}
+
+// NeedsRestart reports whether some file stops the service when it changes.
+func (c *Config) NeedsRestart() bool {
+	for _, f := range c.Files {
+		if f.Restart {
+			return true
+		}
+	}
+	return false
+}
+
+// Encode is the JSON of c, as render puts it in Env.
+func (c *Config) Encode() string {
+	b, _ := json.Marshal(c) // strings, ints and bools only: Marshal cannot fail
+	return string(b)
+}
+
+// FromEnv reads the configuration from Env.
+func FromEnv() (*Config, error) {
+	raw, ok := os.LookupEnv(Env)
+	if !ok {
+		return nil, fmt.Errorf("configuration: %s is not set", Env)
+	}
+	return Decode([]byte(raw))
+}
+
+// Decode reads a configuration and checks that it can be run.
+func Decode(raw []byte) (*Config, error) {
+	var c Config
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	switch {
+	case c.Address == "":
+		return nil, errors.New("configuration: no address")
+	case c.Dir == "":
+		return nil, errors.New("configuration: no dir")
+	case len(c.Files) == 0:
+		return nil, errors.New("configuration: no files")
+	}
+	if c.PollSeconds <= 0 {
+		c.PollSeconds = 10
+	}
+	return &c, nil
+}

@@ -1,0 +1,149 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	bao "github.com/openbao/openbao/api/v2"
+
+	"slipway.dev/slipway/internal/secretsconf"
+)
+
+// caRefresh is how often a CA from caFetchURL is fetched again (FR-004e).
+const caRefresh = 15 * time.Minute
+
+// server is the OpenBao (or Vault) server, through OpenBao's client library: the sidecar logs
+// in with the pod's projected token and reads KV v2 secrets with the token it gets.
+type server struct {
+	cfg    *secretsconf.Config
+	client *bao.Client
+	// expires is when the login's token stops working; zero: not logged in.
+	expires time.Time
+	caAt    time.Time // when the CA was last fetched from cfg.CAFetchURL
+}
+
+func newServer(ctx context.Context, cfg *secretsconf.Config) (*server, error) {
+	s := &server{cfg: cfg}
+	return s, s.connect(ctx)
+}
+
+// connect makes the client, with the CA of the configuration or fetched from its URL.
+func (s *server) connect(ctx context.Context) error {
+	bc := bao.DefaultConfig()
+	bc.Address = s.cfg.Address
+	bc.Timeout = 30 * time.Second
+	bc.MaxRetries = 2
+	ca := s.cfg.CAPEM
+	if s.cfg.CAFetchURL != "" {
+		b, err := fetchCA(ctx, s.cfg.CAFetchURL)
+		if err != nil {
+			return err
+		}
+		ca, s.caAt = string(b), time.Now()
+	}
+	if ca != "" {
+		if err := bc.ConfigureTLS(&bao.TLSConfig{CACertBytes: []byte(ca)}); err != nil {
+			return fmt.Errorf("server %s: CA: %w", s.cfg.Address, err)
+		}
+	}
+	c, err := bao.NewClient(bc)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", s.cfg.Address, err)
+	}
+	// The library takes BAO_TOKEN from the environment; the sidecar uses only its login's.
+	c.ClearToken()
+	s.client, s.expires = c, time.Time{}
+	return nil
+}
+
+// fetchCA gets the server's CA over plain HTTP(S) with the system's roots.
+func fetchCA(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("CA %s: %w", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("CA %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("CA %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+}
+
+// refresh fetches the CA again when it is due, and logs in again when the token has used two
+// thirds of its life.
+func (s *server) refresh(ctx context.Context) error {
+	if s.cfg.CAFetchURL != "" && time.Since(s.caAt) > caRefresh {
+		if err := s.connect(ctx); err != nil {
+			return err
+		}
+	}
+	if !s.expires.IsZero() && time.Now().Before(s.expires) {
+		return nil
+	}
+	return s.login(ctx)
+}
+
+// login exchanges the projected token for a server token. The token file is read each time:
+// the kubelet replaces it before it expires.
+func (s *server) login(ctx context.Context) error {
+	jwt, err := os.ReadFile(s.cfg.TokenFile)
+	if err != nil {
+		return fmt.Errorf("login: token: %w", err)
+	}
+	sec, err := s.client.Logical().WriteWithContext(ctx, "auth/"+s.cfg.AuthMount+"/login",
+		map[string]any{"role": s.cfg.Role, "jwt": strings.TrimSpace(string(jwt))})
+	if err != nil {
+		return fmt.Errorf("login to %s as role %s: %w", s.cfg.Address, s.cfg.Role, reason(err))
+	}
+	if sec == nil || sec.Auth == nil || sec.Auth.ClientToken == "" {
+		return fmt.Errorf("login to %s as role %s: no token in the answer", s.cfg.Address, s.cfg.Role)
+	}
+	s.client.SetToken(sec.Auth.ClientToken)
+	life := time.Duration(sec.Auth.LeaseDuration) * time.Second
+	if life <= 0 {
+		life = time.Hour
+	}
+	s.expires = time.Now().Add(life * 2 / 3)
+	return nil
+}
+
+// read returns the data of the KV v2 secret at path of mount; a refused token logs in again
+// once.
+func (s *server) read(ctx context.Context, mount, path string) (map[string]any, error) {
+	for try := 0; ; try++ {
+		kv, err := s.client.KVv2(mount).Get(ctx, path)
+		if err == nil {
+			return kv.Data, nil
+		}
+		var re *bao.ResponseError
+		if try == 0 && errors.As(err, &re) && re.StatusCode == http.StatusForbidden {
+			if lerr := s.login(ctx); lerr != nil {
+				return nil, lerr
+			}
+			continue
+		}
+		return nil, fmt.Errorf("read %s/%s: %w", mount, path, reason(err))
+	}
+}
+
+// reason is the server's own words for a refused request (its errors list), without the
+// request's URL and headers the library's message repeats.
+func reason(err error) error {
+	var re *bao.ResponseError
+	if errors.As(err, &re) && len(re.Errors) > 0 {
+		return fmt.Errorf("%d %s", re.StatusCode, strings.Join(re.Errors, "; "))
+	}
+	return err
+}
