@@ -72,6 +72,9 @@ func writeLayer(tree, path string) error {
 		return err
 	}
 	defer os.Remove(f.Name())
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
 	zw := gzip.NewWriter(f)
 	tw := tar.NewWriter(zw)
 	links := map[uint64]string{} // inode → first name, for hard links
