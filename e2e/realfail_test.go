@@ -40,8 +40,9 @@ func realFailFile(cmd, timeout string) string {
 
 // TestRealRolloutFailures: a release that is never Ready on the real node is set back, the
 // previous image runs Ready again, and the error names the kubelet's reason. The kubelet, not
-// kwok, says why: a readiness probe that never passes (at the rollout limit), a crash loop
-// and an image whose content the registry does not have (both early, well before the limit).
+// kwok, says why: a readiness probe that never passes (at the rollout limit), a crash loop, a
+// container that exits with an error and an image whose content the registry does not have
+// (all three early, well before the limit).
 func TestRealRolloutFailures(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -55,9 +56,16 @@ func TestRealRolloutFailures(t *testing.T) {
 		{name: "never-ready", timeout: "30s", within: 90 * time.Second,
 			cmd:    `[/bin/sh, -c, 'trap "exit 0" TERM; httpd -f -p 8081 -h /tmp & wait']`,
 			reason: regexp.MustCompile(`NotReady: pod app-\S+: container node: did not become ready within 30s(.|\n)*Readiness probe failed: .*8080.*connection refused`)},
+		// A program that exits 0 at once (a daemon that forks away) is restarted by the
+		// kubelet, which backs off: CrashLoopBackOff.
 		{name: "crashloop", timeout: "5m", within: 2 * time.Minute,
+			cmd:    `[/bin/sh, -c, 'echo leaving at once >&2; exit 0']`,
+			reason: regexp.MustCompile(`CrashLoopBackOff: pod app-\S+: container node: back-off restarting failed container(.|\n)*leaving at once`)},
+		// One that fails is certain at its first exit, before the kubelet backs off: the
+		// failure names its exit code and its last log line.
+		{name: "exits", timeout: "5m", within: 2 * time.Minute,
 			cmd:    `[/bin/sh, -c, 'echo crashing on purpose >&2; exit 3']`,
-			reason: regexp.MustCompile(`CrashLoopBackOff`)},
+			reason: regexp.MustCompile(`ContainerExited: pod app-\S+: container node: exited with code 3(.|\n)*crashing on purpose`)},
 		{name: "pull-error", timeout: "5m", within: 2 * time.Minute,
 			cmd:     `[/bin/sh, -c, 'trap "exit 0" TERM; echo v2 > /tmp/v; httpd -f -p 8080 -h /tmp & wait']`,
 			breakIt: realPushWithoutConfig,

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,9 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 )
 
 // TestRealHello: examples/hello as the README deploys it (a copy, under a group name of its
@@ -100,7 +98,7 @@ func TestRealUserNamespaceAndResolvConf(t *testing.T) {
 	if strings.Contains(got, "192.0.2.53") || strings.Contains(got, "image.invalid") {
 		t.Errorf("the pod sees the image's /etc/resolv.conf:\n%s", got)
 	}
-	want := nameservers(kubeletResolvConf(t, g, node))
+	want := nameservers(kubeletResolvConf(t, g))
 	if len(want) == 0 {
 		t.Fatalf("the kubelet's resolv.conf names no nameserver")
 	}
@@ -112,33 +110,51 @@ func TestRealUserNamespaceAndResolvConf(t *testing.T) {
 	}
 }
 
-// kubeletResolvConf reads the file the real node's kubelet takes pods' resolv.conf from (its
-// configuration's resolvConf, through the API server's node proxy to /configz).
-func kubeletResolvConf(t *testing.T, g *Group, node string) string {
+// kubeletResolvConf reads the file the real node's kubelet takes pods' resolv.conf from: the
+// resolvConf of its configuration file (--config of the running kubelet, whose PID dev up
+// records), /etc/resolv.conf when unset (the kubelet's default). The API server's node proxy
+// (/configz) refuses the kubelet's loopback address.
+func kubeletResolvConf(t *testing.T, g *Group) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	raw, err := g.Kube.Clientset.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/" + node + "/proxy/configz").DoRaw(ctx)
+	pid, err := os.ReadFile(filepath.Join(g.Env.Dir, "pids", "kubelet"))
 	if err != nil {
-		t.Fatalf("the kubelet's /configz: %v", err)
+		t.Fatalf("the real node's kubelet: %v", err)
 	}
-	var cz struct {
-		KubeletConfig struct {
-			ResolvConf string `json:"resolvConf"`
-		} `json:"kubeletconfig"`
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(pid)), "cmdline"))
+	if err != nil {
+		t.Fatalf("the real node's kubelet: %v", err)
 	}
-	if err := json.Unmarshal(raw, &cz); err != nil {
-		t.Fatalf("the kubelet's /configz: %v\n%s", err, raw)
+	config := ""
+	args := strings.Split(string(cmdline), "\x00")
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--config="); ok {
+			config = v
+		} else if a == "--config" && i+1 < len(args) {
+			config = args[i+1]
+		}
 	}
-	path := cz.KubeletConfig.ResolvConf
-	if path == "" {
-		path = "/etc/resolv.conf"
+	if config == "" {
+		t.Fatalf("the kubelet runs without --config: %q", args)
 	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		ResolvConf *string `json:"resolvConf"`
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("%s: %v", config, err)
+	}
+	path := "/etc/resolv.conf"
+	if cfg.ResolvConf != nil {
+		path = *cfg.ResolvConf
+	}
+	conf, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the kubelet's resolvConf: %v", err)
 	}
-	return string(b)
+	return string(conf)
 }
 
 // nameservers are the addresses of a resolv.conf's nameserver lines, at most three (what a

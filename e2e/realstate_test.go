@@ -9,10 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// realMigrationGroup is an `init: none` node on the real node with a state version;
+// realStateGroup is an `init: none` node on the real node with a state version;
 // {{VERSION}}, {{PORT}} (where it serves; readiness asks 8080) and {{MIGRATE}} (shell run
 // before it serves: the release's migration of /var/lib) vary by release.
-const realMigrationGroup = `group: {{GROUP}}
+const realStateGroup = `group: {{GROUP}}
 nodes:
   app:
     image:
@@ -27,8 +27,8 @@ nodes:
     {{REAL}}
 `
 
-func realMigrationFile(version, port, migrate string) string {
-	return strings.NewReplacer("{{VERSION}}", version, "{{PORT}}", port, "{{MIGRATE}}", migrate).Replace(realMigrationGroup)
+func realStateFile(version, port, migrate string) string {
+	return strings.NewReplacer("{{VERSION}}", version, "{{PORT}}", port, "{{MIGRATE}}", migrate).Replace(realStateGroup)
 }
 
 // realMigrate is the v2 release's migration: it rewrites one file, removes one and adds one.
@@ -51,7 +51,7 @@ func (g *Group) realTree(pod string) []string {
 // the same version in a release that runs ready keeps the migrated data and the copy goes.
 func TestRealStateMigration(t *testing.T) {
 	t.Parallel()
-	g, node := NewRealGroup(t, "real-migrate", realMigrationFile("1", "8080", ""), "app")
+	g, node := NewRealGroup(t, "real-migrate", realStateFile("1", "8080", ""), "app")
 	g.MustRun(0, "apply", "--yes")
 	pod := g.realPod("app", node)
 	g.exec(pod.Name, "sh", "-c", `mkdir -p /var/lib/db/sub && echo one > /var/lib/db/a && echo two > /var/lib/db/b &&
@@ -62,7 +62,7 @@ echo deep > /var/lib/db/sub/d && chmod 600 /var/lib/db/b && ln -s a /var/lib/db/
 	}
 
 	// v2 migrates, then never becomes ready (it serves on 8081).
-	g.realWriteGroup(realMigrationFile("2", "8081", realMigrate))
+	g.realWriteGroup(realStateFile("2", "8081", realMigrate))
 	r, _ := g.roApplyFails()
 	if !strings.Contains(r.Stderr, "rolled back to") {
 		t.Fatalf("apply of the failing v2 did not roll back:\n%s", r)
@@ -80,10 +80,10 @@ echo deep > /var/lib/db/sub/d && chmod 600 /var/lib/db/b && ln -s a /var/lib/db/
 	}
 
 	// v2 again, now serving on 8080: it runs ready on the migrated data; the copy is removed.
-	g.realWriteGroup(realMigrationFile("2", "8080", realMigrate))
+	g.realWriteGroup(realStateFile("2", "8080", realMigrate))
 	g.MustRun(0, "apply", "--yes")
 	pod = g.realPod("app", node)
-	if got := g.exec(pod.Name, "sh", "-c", "cat /var/lib/db/a /var/lib/db/c; test -e /var/lib/db/b && echo b-is-there; cat /var/lib/.slipway-state/version; test -e /var/lib/.slipway-state/copy && echo copy-is-there; true"); got != "migrated\nnew\n2\n" {
+	if got := g.exec(pod.Name, "sh", "-c", "cat /var/lib/db/a /var/lib/db/c; test -e /var/lib/db/b && echo b-is-there; echo $(cat /var/lib/.slipway-state/version); test -e /var/lib/.slipway-state/copy && echo copy-is-there; true"); got != "migrated\nnew\n2\n" {
 		t.Errorf("after the v2 release ran ready: data, version and slipway's files %q, want migrated, new, no b, version 2 and no copy", got)
 	}
 }
