@@ -33,9 +33,10 @@ var allowed = map[string][]string{
 	"heap":       {}, // the process's huge pages: main asks before anything runs
 	"netaddr":    {}, // whether an address is on this machine: image and kube ask it alike
 	"realpath":   {}, // links resolved once per directory: spec's load and image's build alike
-	"image":      {"event", "netaddr", "parallel", "realpath"},
+	"redact":     {}, // credentials in URLs hidden: image pushes and the HTTP state backend alike
+	"image":      {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":       {"netaddr", "plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
-	"state":      {"event", "kube", "spec"},
+	"state":      {"event", "kube", "redact", "spec"},
 	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "status"},
 	"devcluster": {},
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
@@ -57,7 +58,7 @@ var clientGo = []string{"kube"}
 
 // pure are the packages that compute or print and never talk to a cluster: they must not
 // depend on client-go, even through another package.
-var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves", "secretsconf"}
+var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves", "secretsconf", "redact"}
 
 func goCmd(t *testing.T, args ...string) string {
 	t.Helper()

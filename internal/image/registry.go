@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"slipway.dev/slipway/internal/netaddr"
+	"slipway.dev/slipway/internal/redact"
 )
 
 // registryClient holds what every registry call shares: name parsing rules, credentials and
@@ -230,34 +231,5 @@ var registryParams = map[string]bool{"scope": true, "service": true, "mount": tr
 // failed without an answer: an upload interrupted, a connection reset) so that it shows no
 // credential: no password, and REDACTED for every query value but the protocol's own.
 func redactURLError(err error) {
-	switch e := err.(type) {
-	case nil:
-		return
-	case *url.Error:
-		e.URL = redactURL(e.URL)
-	case interface{ Unwrap() []error }:
-		// Joined errors (uploads that ran side by side) may each carry a URL.
-		for _, x := range e.Unwrap() {
-			redactURLError(x)
-		}
-		return
-	}
-	redactURLError(errors.Unwrap(err))
-}
-
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	q := u.Query()
-	for k, vs := range q {
-		if !registryParams[k] {
-			for i := range vs {
-				vs[i] = "REDACTED"
-			}
-		}
-	}
-	u.RawQuery = q.Encode()
-	return u.Redacted()
+	redact.URLErrors(err, func(k string) bool { return registryParams[k] })
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"slipway.dev/slipway/internal/redact"
 )
 
 // httpBackend speaks the Terraform/OpenTofu HTTP backend protocol, so any server of it (GitLab's
@@ -130,7 +132,7 @@ func parseSeconds(v string) (time.Duration, error) {
 func (b *httpBackend) parseAddr(name, v string) (*url.URL, error) {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("%s %q: want an http(s) URL", name, redactURL(v))
+		return nil, fmt.Errorf("%s %q: want an http(s) URL", name, redact.URL(v, nil))
 	}
 	return b.takeUserinfo(u)
 }
@@ -147,12 +149,20 @@ func (b *httpBackend) takeUserinfo(u *url.URL) (*url.URL, error) {
 		c.User = nil
 	}
 	if c.Host == "" {
-		return nil, fmt.Errorf("state URL %q: no host", c.String())
+		return nil, fmt.Errorf("state URL %q: no host", shownURL(&c))
 	}
 	return &c, nil
 }
 
-func (b *httpBackend) Location() string { return b.addr.String() }
+// Location is the state URL as messages, locks and `state show` name it: without its user info
+// and with every query value but the lock ID redacted (an access token or a pre-signed URL's
+// signature grants what a password does; issue 35).
+func (b *httpBackend) Location() string { return shownURL(b.addr) }
+
+// shownURL is u as a message may name it (see Location).
+func shownURL(u *url.URL) string {
+	return redact.Parsed(u, func(k string) bool { return k == "ID" })
+}
 
 // statusErr turns an unexpected answer into a sentence.
 func (b *httpBackend) statusErr(what, method string, u *url.URL, r *httpResult) error {
@@ -167,7 +177,7 @@ func (b *httpBackend) statusErr(what, method string, u *url.URL, r *httpResult) 
 			hint = ": " + msg
 		}
 	}
-	return fmt.Errorf("state %s: %s: %s %s: %d %s%s", b.group, what, method, u.Redacted(), r.status, http.StatusText(r.status), hint)
+	return fmt.Errorf("state %s: %s: %s %s: %d %s%s", b.group, what, method, shownURL(u), r.status, http.StatusText(r.status), hint)
 }
 
 func (b *httpBackend) Read(ctx context.Context) (*Document, error) {
@@ -188,14 +198,14 @@ func (b *httpBackend) Read(ctx context.Context) (*Document, error) {
 	if want := r.header.Get("Content-MD5"); want != "" {
 		sum := md5.Sum(r.body)
 		if base64.StdEncoding.EncodeToString(sum[:]) != want {
-			return nil, fmt.Errorf("state %s: read %s: the body does not match its Content-MD5: corrupt in transit", b.group, b.addr.Redacted())
+			return nil, fmt.Errorf("state %s: read %s: the body does not match its Content-MD5: corrupt in transit", b.group, b.Location())
 		}
 	}
-	d, err := Decode(b.addr.Redacted(), r.body)
+	d, err := Decode(b.Location(), r.body)
 	if err != nil {
 		return nil, err
 	}
-	return checkGroup(b.addr.Redacted(), b.group, d)
+	return checkGroup(b.Location(), b.group, d)
 }
 
 func (b *httpBackend) Write(ctx context.Context, d *Document) error {

@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"slipway.dev/slipway/internal/redact"
 )
 
 // httpResult is one answer of the server.
@@ -31,13 +33,13 @@ func (b *httpBackend) do(ctx context.Context, method string, u *url.URL, body []
 		retry := err != nil || res.status >= 500
 		if !retry || attempt >= b.retryMax || ctx.Err() != nil {
 			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", method, u.Redacted(), err)
+				return nil, fmt.Errorf("%s %s: %w", method, shownURL(u), err)
 			}
 			return res, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s %s: %w", method, u.Redacted(), ctx.Err())
+			return nil, fmt.Errorf("%s %s: %w", method, shownURL(u), ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, b.o.retryWaitMax)
@@ -71,7 +73,7 @@ func (b *httpBackend) reportSlow(method string, u *url.URL) (stop func()) {
 	t := time.AfterFunc(b.o.slowAfter, func() {
 		b.o.notify(Notice{Kind: NoticeWaiting, Group: b.group, Message: fmt.Sprintf(
 			"state %s: waiting for the state server: %s %s has not answered in %s (%s, --state-timeout)",
-			b.group, method, u.Redacted(), b.o.slowAfter, limit)})
+			b.group, method, shownURL(u), b.o.slowAfter, limit)})
 	})
 	return func() { t.Stop() }
 }
@@ -83,6 +85,7 @@ func (b *httpBackend) send(ctx context.Context, method string, u *url.URL, body 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
+		redact.URLErrors(err, nil)
 		return nil, err
 	}
 	if body != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"slipway.dev/slipway/internal/redact"
 )
 
 // Store reads, writes and deletes one group's state.
@@ -138,15 +140,16 @@ func open(rawURL, group string, kube KubeAccess, opts ...Option) (Backend, error
 	case "kubernetes", "k8s":
 		ns := strings.Trim(rest, "/")
 		if ns == "" {
-			return nil, fmt.Errorf("state URL %q: no namespace: want kubernetes://NAMESPACE", rawURL)
+			return nil, fmt.Errorf("state URL %q: no namespace: want kubernetes://NAMESPACE", redactURL(rawURL))
 		}
 		if kube == nil {
-			return nil, fmt.Errorf("state URL %q: the kubernetes backend needs a cluster connection", rawURL)
+			return nil, fmt.Errorf("state URL %q: the kubernetes backend needs a cluster connection", redactURL(rawURL))
 		}
 		return newKubeBackend(ns, group, kube, o), nil
 	case "http", "https":
 		u, err := url.Parse(rawURL)
 		if err != nil {
+			redact.URLErrors(err, nil) // url.Parse's error quotes the URL whole
 			return nil, fmt.Errorf("state URL %q: %w", redactURL(rawURL), err)
 		}
 		return newHTTPBackend(u, group, o)
@@ -154,15 +157,6 @@ func open(rawURL, group string, kube KubeAccess, opts ...Option) (Backend, error
 	return nil, fmt.Errorf("state URL %q: unknown scheme %q: want file, kubernetes, http or https", redactURL(rawURL), scheme)
 }
 
-// redactURL hides a password in a URL given as a string that may not parse.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	if at := strings.LastIndex(s, "@"); at >= 0 {
-		if i := strings.Index(s, "://"); i >= 0 && i < at {
-			return s[:i+3] + "xxxxx" + s[at:]
-		}
-	}
-	return s
-}
+// redactURL hides a password and the query values (a token) of a URL given as a string that
+// may not parse.
+func redactURL(s string) string { return redact.URL(s, nil) }
