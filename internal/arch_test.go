@@ -27,17 +27,18 @@ var allowed = map[string][]string{
 	"spec":       {"realpath"},
 	"render":     {"secretsconf", "spec"},
 	"plan":       {"spec"},
-	"status":     {"event"},
-	"ui":         {"event", "plan", "spec", "status"},
+	"status":     {"event", "quote"},
+	"ui":         {"event", "plan", "quote", "spec", "status"},
 	"parallel":   {},
 	"heap":       {}, // the process's huge pages: main asks before anything runs
 	"netaddr":    {}, // whether an address is on this machine: image and kube ask it alike
 	"realpath":   {}, // links resolved once per directory: spec's load and image's build alike
+	"quote":      {}, // text from the cluster made safe for a terminal: status, ui, kube, engine, state, main
 	"redact":     {}, // credentials in URLs hidden: image pushes and the HTTP state backend alike
 	"image":      {"event", "netaddr", "parallel", "realpath", "redact"},
-	"kube":       {"netaddr", "plan", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
-	"state":      {"event", "kube", "redact", "spec"},
-	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "render", "spec", "state", "status"},
+	"kube":       {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
+	"state":      {"event", "kube", "quote", "redact", "spec"},
+	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	"devcluster": {},
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
@@ -58,7 +59,7 @@ var clientGo = []string{"kube"}
 
 // pure are the packages that compute or print and never talk to a cluster: they must not
 // depend on client-go, even through another package.
-var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves", "secretsconf", "redact"}
+var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves", "secretsconf", "redact", "quote"}
 
 func goCmd(t *testing.T, args ...string) string {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 
 	"slipway.dev/slipway/internal/cli"
 	"slipway.dev/slipway/internal/heap"
+	"slipway.dev/slipway/internal/quote"
 )
 
 // heapHint is the heap the huge pages are asked for: a no-op plan of 2,000 nodes peaked at
@@ -32,9 +33,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "warning: profile:", perr)
 	}
 	if err != nil {
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "error:", msg)
+		if msg := errorLine(err); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
 		}
 	}
 	os.Exit(cli.ExitCode(err))
+}
+
+// errorLine is what main prints of err, "" for nothing. The cluster's words (an admission
+// webhook's message, say) can reach an error: its line breaks are kept, its escape codes are
+// quoted (issue 35).
+func errorLine(err error) string {
+	if msg := err.Error(); msg != "" {
+		return "error: " + quote.Text(msg)
+	}
+	return ""
 }

@@ -46,6 +46,7 @@ type fakeCluster struct {
 	// phase each claim reached (a claim not there is Pending) and Bind changes it.
 	bindNow bool
 	bound   map[string]corev1.PersistentVolumeClaimPhase
+	podLog  string // what PodLogTail returns; "" is "fake: exit 1"
 }
 
 func (f *fakeCluster) ClaimsBindImmediately(context.Context, string) (bool, error) {
@@ -327,6 +328,9 @@ func (f *fakeCluster) Deployment(_, name string) (*appsv1.Deployment, []*appsv1.
 func (f *fakeCluster) Stop() {}
 
 func (f *fakeCluster) PodLogTail(context.Context, string, string, string, int64) string {
+	if f.podLog != "" {
+		return f.podLog
+	}
 	return "fake: exit 1"
 }
 

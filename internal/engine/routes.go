@@ -12,6 +12,7 @@ import (
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -129,8 +130,8 @@ func (w *routeWait) isGateway(p gwv1.ParentReference, routeNS string) bool {
 
 // conditionText is `Accepted is False (NotAllowedByListeners: message)`.
 func conditionText(c *metav1.Condition) string {
-	s := fmt.Sprintf("%s is %s (%s", c.Type, c.Status, c.Reason)
-	if m := strings.TrimSpace(c.Message); m != "" {
+	s := fmt.Sprintf("%s is %s (%s", quote.Line(c.Type), quote.Line(string(c.Status)), quote.Line(c.Reason))
+	if m := quote.Line(strings.TrimSpace(c.Message)); m != "" {
 		s += ": " + m
 	}
 	return s + ")"

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/status"
 )
@@ -129,7 +130,8 @@ func (e *Engine) failureReport(ctx context.Context, w deploymentWatch, k plan.Ke
 			}
 		}
 		if logs := e.o.Kube.PodLogTail(context.WithoutCancel(ctx), k.Namespace, res.Pod, container, 20); logs != "" {
-			fmt.Fprintf(&b, "\n  last log lines of pod %s:\n    %s", res.Pod, strings.ReplaceAll(logs, "\n", "\n    "))
+			// Each line as the container wrote it, quoted: a log may hold escape codes.
+			fmt.Fprintf(&b, "\n  last log lines of pod %s:\n    %s", res.Pod, quote.Lines(logs, "\n    "))
 		}
 	}
 	return b.String()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -12,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"slipway.dev/slipway/internal/quote"
 )
 
 // RunJob creates job, waits up to limit for it to complete or fail, and deletes it with its
@@ -93,5 +94,5 @@ func (c *Client) jobLog(ctx context.Context, job *batchv1.Job) string {
 	if logs == "" {
 		return ""
 	}
-	return "; last log lines: " + strings.ReplaceAll(logs, "\n", " | ")
+	return "; last log lines: " + quote.Lines(logs, " | ")
 }

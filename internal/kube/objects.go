@@ -223,7 +223,8 @@ func (c *Client) Scale(ctx context.Context, ns, name string, replicas int32) (in
 }
 
 // PodLogTail returns the last n lines of a container's log, or "" when the API does not serve
-// them (as with simulated nodes); it never blocks a rollout report for long.
+// them (as with simulated nodes); it never blocks a rollout report for long. The lines are the
+// container's own: a caller quotes them (quote.Lines) before they reach a terminal.
 func (c *Client) PodLogTail(ctx context.Context, ns, pod, container string, n int64) string {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

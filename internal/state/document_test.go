@@ -86,6 +86,16 @@ func TestLockErrorMessage(t *testing.T) {
 	}
 }
 
+// TestLockHolderQuoted: a lock's fields are whoever wrote the lock's (a state server, another
+// party): escape codes in them are quoted (issue 35, item 8).
+func TestLockHolderQuoted(t *testing.T) {
+	e := &LockError{Group: "hello", Holder: Info{ID: "a\nb", Who: "x\x1b[2K\rNo changes.", Operation: "apply\x1b[1A"}}
+	want := `state hello is locked by x\x1b[2K\rNo changes. (apply\x1b[1A), lock ID a\nb`
+	if got := e.Error(); got != want {
+		t.Fatalf("LockError = %q; want %q", got, want)
+	}
+}
+
 // TestSecretSize1000Nodes: a 1,000-node state, gzip-compressed, stays well under the 1 MiB a
 // Secret can hold.
 func TestSecretSize1000Nodes(t *testing.T) {

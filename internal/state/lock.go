@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"slipway.dev/slipway/internal/quote"
 )
 
 // Info describes a lock and its holder. The JSON names are OpenTofu's LockInfo names, so an
@@ -73,17 +75,18 @@ func lockJSON(group, location string, info Info) (Info, []byte, error) {
 	return info, data, nil
 }
 
-// String describes the holder: "alice@host (apply, pid 1234) since 2026-…, lock ID …".
+// String describes the holder: "alice@host (apply, pid 1234) since 2026-…, lock ID …". The
+// fields are quoted: whoever wrote the lock (a state server, another party) wrote them.
 func (i Info) String() string {
 	var b strings.Builder
 	if i.Who != "" {
-		b.WriteString(i.Who)
+		b.WriteString(quote.Line(i.Who))
 	} else {
 		b.WriteString("an unknown holder")
 	}
 	var paren []string
 	if i.Operation != "" {
-		paren = append(paren, i.Operation)
+		paren = append(paren, quote.Line(i.Operation))
 	}
 	if i.PID > 0 {
 		paren = append(paren, fmt.Sprintf("pid %d", i.PID))
@@ -95,7 +98,7 @@ func (i Info) String() string {
 		fmt.Fprintf(&b, " since %s", i.Created.Format(time.RFC3339))
 	}
 	if i.ID != "" {
-		fmt.Fprintf(&b, ", lock ID %s", i.ID)
+		fmt.Fprintf(&b, ", lock ID %s", quote.Line(i.ID))
 	}
 	return b.String()
 }

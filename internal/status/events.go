@@ -96,7 +96,7 @@ func Events(in Input, pod string, n int) []EventGroup {
 }
 
 func eventLine(e *corev1.Event) string {
-	line := e.Reason + ": " + oneLine(e.Message)
+	line := oneLine(e.Reason) + ": " + oneLine(e.Message)
 	if e.Reason == "" {
 		line = oneLine(e.Message)
 	}

@@ -91,3 +91,15 @@ func TestEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestEventsQuoted: an event's reason and message are whoever wrote the event's: escape codes
+// in them are quoted, a line break is a space (issue 35, item 8).
+func TestEventsQuoted(t *testing.T) {
+	w := done()
+	w.events = []*corev1.Event{event("e-fake", "Pod", "web-new-1", "web-new-1-uid", "Pulled\x1b[2K",
+		"x\x1b[1A\x1b[2K\nNo changes.\r", time.Second, time.Second, 1)}
+	want := []status.EventGroup{{Object: "pod web-new-1", Lines: []string{`Pulled\x1b[2K: x\x1b[1A\x1b[2K No changes.`}}}
+	if diff := cmp.Diff(want, status.Events(w.input(), "web-new-1", 0)); diff != "" {
+		t.Errorf("Events (-want +got):\n%s", diff)
+	}
+}

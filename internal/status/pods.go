@@ -199,7 +199,7 @@ func exitReason(reason string) string {
 	if reason == "" || reason == "Error" {
 		return ""
 	}
-	return " (" + reason + ")"
+	return " (" + oneLine(reason) + ")"
 }
 
 // suffix is ": message" on one line, or nothing when there is no message.
@@ -216,7 +216,7 @@ func podState(p *corev1.Pod) string {
 	s := strings.ToLower(string(cmp.Or(p.Status.Phase, corev1.PodPending)))
 	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" {
-			return fmt.Sprintf("%s, container %s waiting (%s)", s, cs.Name, w.Reason)
+			return fmt.Sprintf("%s, container %s waiting (%s)", s, cs.Name, oneLine(w.Reason))
 		}
 	}
 	return s

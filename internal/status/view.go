@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	"slipway.dev/slipway/internal/quote"
 )
 
 // view is the Deployment's share of the input: its ReplicaSets, the new one, and its present
@@ -255,7 +257,9 @@ func plural(n int32, one, many string) string {
 	return many
 }
 
-// oneLine keeps a message from the cluster on one line of a report.
+// oneLine keeps a message from the cluster on one line of a report, its runs of white space
+// one space and every other non-printable character quoted (issue 35: a message's escape codes
+// must not rewrite what the terminal shows).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return quote.Line(strings.Join(strings.Fields(s), " "))
 }

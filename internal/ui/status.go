@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/status"
 )
 
@@ -36,7 +37,7 @@ func RolloutSummary(r *event.Rollout) string {
 		s = fmt.Sprintf("%s %s at %s", r.Result, r.Digest, at)
 	}
 	if r.Message != "" {
-		s += ": " + r.Message
+		s += ": " + quote.Line(r.Message) // recorded from the cluster, perhaps by an older slipway
 	}
 	return s
 }

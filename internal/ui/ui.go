@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/quote"
 )
 
 // Printer renders events.
@@ -61,7 +62,8 @@ func plainLine(e event.Event) string {
 	if node == "" {
 		node = "group"
 	}
-	msg := describe(e)
+	// One line per event: a message may carry the cluster's words (quote.Line).
+	msg := quote.Line(describe(e))
 	return fmt.Sprintf("%s %-12s %-11s %s", e.Time.Format("15:04:05"), node, e.Phase, msg)
 }
 
@@ -167,7 +169,7 @@ func (l *livePrinter) draw() {
 	for _, n := range names {
 		r := l.rows[n]
 		elapsed := time.Since(r.since).Round(time.Second)
-		msg := strings.SplitN(r.msg, "\n", 2)[0]
+		msg := quote.Line(strings.SplitN(r.msg, "\n", 2)[0])
 		if len(msg) > 80 {
 			msg = msg[:77] + "..."
 		}

@@ -187,9 +187,12 @@ func TestPlainLines(t *testing.T) {
 	at := time.Date(2026, 11, 29, 10, 4, 5, 0, time.UTC)
 	p.Event(event.Event{Time: at, Node: "web", Phase: event.PhaseRollout, Message: "web: progressing", Ready: 0, Desired: 1})
 	p.Event(event.Event{Time: at, Phase: event.PhaseDone, Message: "destroyed"})
+	// A message may carry the cluster's words: one line, escape codes quoted (issue 35).
+	p.Event(event.Event{Time: at, Node: "web", Phase: event.PhaseFailed, Message: "boom\x1b[1A\x1b[2K\nNo changes."})
 	p.Close()
 	want := "10:04:05 web          rollout     0/1 ready  web: progressing\n" +
-		"10:04:05 group        done        destroyed\n"
+		"10:04:05 group        done        destroyed\n" +
+		`10:04:05 web          failed      boom\x1b[1A\x1b[2K\nNo changes.` + "\n"
 	if d := cmp.Diff(want, strings.ReplaceAll(b.String(), at.Local().Format("15:04:05"), "10:04:05")); d != "" {
 		t.Errorf("plain lines (-want +got):\n%s", d)
 	}
