@@ -316,3 +316,19 @@ func TestTargets(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestRunEndsOnFirstFailure: until every file is written once, an error ends Run with the
+// server's reason (the container restarts and the rollout shows its log); a refused login too.
+func TestRunEndsOnFirstFailure(t *testing.T) {
+	s, f, _ := setup(t)
+	f.refused = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Run(ctx); err == nil || !strings.Contains(err.Error(), "403 permission denied") {
+		t.Errorf("run with a refused read: %v", err)
+	}
+	os.WriteFile(s.Cfg.TokenFile, []byte("another node's token"), 0o600)
+	if err := s.Run(ctx); err == nil || !strings.Contains(err.Error(), "login to "+s.Cfg.Address+" as role node-web: 403 permission denied") {
+		t.Errorf("run with a refused login: %v", err)
+	}
+}
