@@ -29,6 +29,9 @@ type waveUnit struct {
 	s      *session
 	plan   *plan.Plan
 	lockID string // "" while its lock is not held
+	// healthy: the group has no changes and was healthy when planned, so its dependents need
+	// not wait for another look (a no-op run gates every group at once, not wave by wave).
+	healthy bool
 }
 
 // wavesRun is a verb's run over a waves file.

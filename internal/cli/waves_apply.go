@@ -113,7 +113,7 @@ func wavesApply(cmd *cobra.Command, g *Globals, f *waves.File, yes bool, lockTim
 			return err
 		}
 		defer func() { err = errors.Join(err, r.unlockAll()) }()
-		if err := r.planAll(ctx, func(u *waveUnit) (*plan.Plan, error) { return u.s.engine.PlanForApply(ctx, u.s.target) }); err != nil {
+		if err := r.planAll(ctx, func(u *waveUnit) (*plan.Plan, error) { return r.planForApply(ctx, u) }); err != nil {
 			return err
 		}
 		for _, u := range r.units {
@@ -132,6 +132,20 @@ func wavesApply(cmd *cobra.Command, g *Globals, f *waves.File, yes bool, lockTim
 		r.report(out, "applied")
 		return outcomeError(f, "applied", out)
 	})
+}
+
+// planForApply plans u for apply and, when it has no changes, looks at its health at once.
+func (r *wavesRun) planForApply(ctx context.Context, u *waveUnit) (*plan.Plan, error) {
+	p, err := u.s.engine.PlanForApply(ctx, u.s.target)
+	if err != nil || p.HasChanges() {
+		return p, err
+	}
+	st, err := u.s.engine.Status(ctx, u.s.target)
+	if err != nil {
+		return nil, err
+	}
+	u.healthy = len(waves.Unhealthy(st)) == 0
+	return p, nil
 }
 
 // confirmApply prints the plans with changes (text: on stderr, as apply does) and asks once.
@@ -170,6 +184,10 @@ func (r *wavesRun) applyOne(ctx context.Context, u *waveUnit) error {
 			r.say(u.w.Name, event.PhaseFailed, err.Error())
 			return err
 		}
+	}
+	if u.healthy && !u.plan.HasChanges() {
+		r.say(u.w.Name, event.PhaseUnchanged, "No changes; healthy")
+		return nil
 	}
 	if err := r.gate(ctx, u); err != nil {
 		r.say(u.w.Name, event.PhaseFailed, err.Error())
