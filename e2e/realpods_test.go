@@ -14,8 +14,9 @@ import (
 )
 
 // TestRealHello: examples/hello as the README deploys it (a copy, under a group name of its
-// own): apply ends with every node Ready; db runs for real on the real node, in a user
-// namespace of its own, and answers on 5432.
+// own): apply ends with every node Ready, all on the real node; db runs in a user namespace of
+// its own and answers on 5432; web and each worker run systemd as PID 1, `running`, serving
+// HTTP on 80 from the example's unit, each pod with its own machine ID.
 func TestRealHello(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("../examples/hello/slipway.yaml")
@@ -36,6 +37,31 @@ func TestRealHello(t *testing.T) {
 	// db's nc echoes what it is sent: a real program on 5432, reached here from inside its pod.
 	if got := g.exec(db.Name, "sh", "-c", "(echo ping; sleep 1) | nc -w 2 127.0.0.1 5432"); got != "ping\n" {
 		t.Errorf("nc to db's 5432 answered %q, want the echo %q", got, "ping\n")
+	}
+	// web and its workers: systemd as PID 1, running, the unit serving 80; a machine ID each.
+	ids := map[string]string{}
+	for _, name := range []string{"web", "web-worker"} {
+		for _, p := range g.roPods(name) {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			if p.Spec.NodeName != node {
+				t.Errorf("pod %s runs on %q, want the real node %s", p.Name, p.Spec.NodeName, node)
+			}
+			if got := g.exec(p.Name, "cat", "/proc/1/comm"); got != "systemd\n" {
+				t.Errorf("pod %s: PID 1 is %q, want systemd", p.Name, got)
+			}
+			if got := g.exec(p.Name, "systemctl", "is-system-running"); got != "running\n" {
+				t.Errorf("pod %s: systemctl is-system-running says %q, want running", p.Name, got)
+			}
+			if got := g.exec(p.Name, "busybox", "wget", "-qO-", "http://127.0.0.1/"); got != "hello from web\n" {
+				t.Errorf("pod %s: HTTP on 80 answered %q, want the unit's page", p.Name, got)
+			}
+			ids[g.exec(p.Name, "cat", "/etc/machine-id")] = p.Name
+		}
+	}
+	if len(ids) != 3 {
+		t.Errorf("machine IDs of web and its 2 workers: %v, want 3 different", ids)
 	}
 }
 

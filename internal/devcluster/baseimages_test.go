@@ -146,6 +146,9 @@ func TestSystemdTree(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	if _, err := os.Lstat(filepath.Join(dir, "var/lib/dbus/machine-id")); !os.IsNotExist(err) {
+		t.Errorf("var/lib/dbus/machine-id is in the tree (%v): every role pod would share it", err)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "etc", "machine-id")); err != nil || len(b) != 0 {
 		t.Errorf("etc/machine-id: %q (%v), want empty", b, err)
 	}

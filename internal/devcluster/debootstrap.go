@@ -129,7 +129,7 @@ var errNoDebootstrap = errors.New("no debootstrap")
 func debootstrapTree(ctx context.Context, cache string, r debootstrapRecipe, progress io.Writer) (string, error) {
 	dir := filepath.Join(cache, "debian-"+r.Suite+"-systemd-"+r.key())
 	if _, err := os.Stat(filepath.Join(dir, "sbin", "init")); err == nil {
-		return dir, nil
+		return dir, dropMachineIDs(dir)
 	}
 	bin, err := exec.LookPath("debootstrap")
 	if err != nil {
@@ -239,6 +239,23 @@ func trimTree(dir string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "etc", "machine-id"), nil, 0o444); err != nil {
 		return fmt.Errorf("base image cache: %w", err)
+	}
+	return dropMachineIDs(dir)
+}
+
+// dropMachineIDs removes D-Bus's machine ID (/var/lib/dbus/machine-id, written by dbus's
+// postinst): systemd takes it before container_uuid, so every pod of the image without a claim
+// on /var/lib (a role's) would share it. A tree cached before this removal loses it here, and
+// its cached layer and digest (baseImage) with it, so the image is built and pushed anew.
+func dropMachineIDs(dir string) error {
+	p := filepath.Join(dir, "var", "lib", "dbus", "machine-id")
+	if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	for _, f := range []string{p, dir + ".layer.tar.gz", dir + ".digest"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("base image cache: %w", err)
+		}
 	}
 	return nil
 }
