@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -95,57 +93,6 @@ func marshalAll(objs []Object) ([][]byte, error) {
 // deployment-web.yaml. Kind and name are unique in a group (spec validates it).
 func FileName(obj Object) string {
 	return strings.ToLower(kindOf(obj)) + "-" + obj.GetName() + ".yaml"
-}
-
-// ownFile matches the files WritePackage writes, so it can remove those of objects that left
-// the group without touching anything else in the directory.
-var ownFile = regexp.MustCompile(`^(namespace|networkpolicy|serviceaccount|persistentvolumeclaim|configmap|secret|service|deployment|poddisruptionbudget|servicemonitor)-[a-z0-9.-]+\.yaml$`)
-
-const kustomizationHeader = "# Written by slipway render; `kubectl apply -k` this directory. Do not edit: render again.\n"
-
-// WritePackage writes objs as a kustomize package into dir (SPEC §9): kustomization.yaml
-// listing one file per object in apply order. The same objects give byte-identical files.
-// Files of an earlier render whose objects are gone are removed; other files are left alone.
-func WritePackage(dir string, objs []Object) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("package %s: %w", dir, err)
-	}
-	docs, err := marshalAll(objs)
-	if err != nil {
-		return fmt.Errorf("package %s: %w", dir, err)
-	}
-	files := make(map[string]bool, len(objs))
-	var k bytes.Buffer
-	k.WriteString(kustomizationHeader)
-	// fifo keeps slipway's apply order (policies before Deployments, FR-010) instead of
-	// kustomize's own order by kind.
-	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nsortOptions:\n  order: fifo\nresources:\n")
-	for i, o := range objs {
-		name := FileName(o)
-		if files[name] {
-			return fmt.Errorf("package %s: two objects would be written to %s", dir, name)
-		}
-		files[name] = true
-		if err := writeIfChanged(filepath.Join(dir, name), docs[i]); err != nil {
-			return fmt.Errorf("package %s: %w", dir, err)
-		}
-		k.WriteString("- " + name + "\n")
-	}
-	if err := writeIfChanged(filepath.Join(dir, "kustomization.yaml"), k.Bytes()); err != nil {
-		return fmt.Errorf("package %s: %w", dir, err)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("package %s: %w", dir, err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() && ownFile.MatchString(e.Name()) && !files[e.Name()] {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return fmt.Errorf("package %s: %w", dir, err)
-			}
-		}
-	}
-	return nil
 }
 
 // writeIfChanged leaves a file with the same bytes untouched, so a render with nothing changed

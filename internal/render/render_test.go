@@ -236,30 +236,51 @@ func TestMissingInputs(t *testing.T) {
 	}
 }
 
+// TestWritePackage: the package's files, and what a render into a directory with earlier
+// files replaces and removes: only slipway's own (issue 35, item 12).
 func TestWritePackage(t *testing.T) {
 	objs := load(t, "../../examples/hello/slipway.yaml")
+	const header = "# Written by slipway render. Do not edit: render again.\n"
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "deployment-gone.yaml"), []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("mine"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// An earlier render's files: its kustomization.yaml lists a file of a render before object
+	// files had a header; a route of a node now gone has one.
+	write("kustomization.yaml", "# Written by slipway render; `kubectl apply -k` this directory. Do not edit: render again.\n"+
+		"resources:\n- service-old.yaml\n- ../outside.yaml\n")
+	write("service-old.yaml", "kind: Service\n")
+	write("deployment-gone.yaml", header+"kind: Deployment\n")
+	write("tlsroute-gone.yaml", header+"kind: TLSRoute\n")
+	// The operator's own, named like slipway's.
+	write("deployment-mine.yaml", "kind: Deployment\n")
+	write("README.md", "mine")
 	if err := render.WritePackage(dir, objs); err != nil {
 		t.Fatal(err)
 	}
 	first := readDir(t, dir)
-	if _, ok := first["deployment-gone.yaml"]; ok {
-		t.Error("a file of an object no longer rendered was kept")
+	for _, gone := range []string{"service-old.yaml", "deployment-gone.yaml", "tlsroute-gone.yaml"} {
+		if _, ok := first[gone]; ok {
+			t.Errorf("%s, slipway's file of an object no longer rendered, was kept", gone)
+		}
 	}
-	if _, ok := first["README.md"]; !ok {
-		t.Error("a file slipway did not write was removed")
+	for _, kept := range []string{"deployment-mine.yaml", "README.md"} {
+		if _, ok := first[kept]; !ok {
+			t.Errorf("%s, a file slipway did not write, was removed", kept)
+		}
 	}
 	testkit.Golden(t, "testdata/hello.kustomization.golden.yaml", []byte(first["kustomization.yaml"]))
 	stream, _ := render.YAML(objs)
 	var joined []string
 	for _, o := range objs {
-		joined = append(joined, first[render.FileName(o)])
+		f, ok := strings.CutPrefix(first[render.FileName(o)], header)
+		if !ok {
+			t.Errorf("%s does not start with slipway's header", render.FileName(o))
+		}
+		joined = append(joined, f)
 	}
 	if strings.Join(joined, "---\n") != string(stream) {
 		t.Error("the package's files differ from the YAML stream")
@@ -269,6 +290,28 @@ func TestWritePackage(t *testing.T) {
 	}
 	if diff := cmp.Diff(first, readDir(t, dir)); diff != "" {
 		t.Errorf("second render differs (-first +second):\n%s", diff)
+	}
+}
+
+// TestWritePackageRefusesTheOperatorsFiles: a file of the operator's where render would write
+// one of its own (an object's, kustomization.yaml) is refused, naming it, before any write.
+func TestWritePackageRefusesTheOperatorsFiles(t *testing.T) {
+	objs := load(t, "../../examples/hello/slipway.yaml")
+	for _, name := range []string{"kustomization.yaml", render.FileName(objs[len(objs)-1])} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, name), []byte("mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := render.WritePackage(dir, objs)
+			want := fmt.Sprintf("package %s: %s was not written by slipway render (no header of its own): render will not replace it; move it away or render into another directory", dir, name)
+			if err == nil || err.Error() != want {
+				t.Fatalf("WritePackage = %v, want %s", err, want)
+			}
+			if diff := cmp.Diff(map[string]string{name: "mine\n"}, readDir(t, dir)); diff != "" {
+				t.Errorf("the directory after a refused render (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
