@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"slipway.dev/slipway/internal/kube"
@@ -103,6 +106,9 @@ func (b *kubeBackend) get(ctx context.Context) (*kube.StateSecret, *Document, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("state %s: read: %w", b.group, err)
 	}
+	if err := b.ours(s); err != nil {
+		return nil, nil, err
+	}
 	data, ok := s.Data[secretKey]
 	if !ok || len(data) == 0 {
 		return s, nil, nil
@@ -155,8 +161,29 @@ func (b *kubeBackend) Write(ctx context.Context, d *Document) error {
 	return fmt.Errorf("state %s: write: secret %s kept changing under %d attempts", b.group, b.where(), conflictRetries)
 }
 
+// ours refuses a Secret of the state's name that slipway did not make for the group (issue
+// 35): someone else's is neither read, overwritten nor deleted.
+func (b *kubeBackend) ours(s *kube.StateSecret) error {
+	var lacks []string
+	for _, k := range slices.Sorted(maps.Keys(b.labels())) {
+		if v := b.labels()[k]; s.Labels[k] != v {
+			lacks = append(lacks, k+"="+v)
+		}
+	}
+	if len(lacks) == 0 {
+		return nil
+	}
+	return fmt.Errorf("state %s: secret %s exists and slipway did not make it for group %s (it lacks the labels %s): slipway will not read, overwrite or delete it; rename it, or keep the state elsewhere (--state)",
+		b.group, b.where(), b.group, strings.Join(lacks, ", "))
+}
+
 func (b *kubeBackend) Delete(ctx context.Context) error {
-	err := b.secrets.Delete(ctx, b.secretName(), "")
+	s, _, err := b.get(ctx)
+	if err != nil || s == nil {
+		return err
+	}
+	// The version judged ours: a Secret re-made by someone since is not deleted.
+	err = b.secrets.Delete(ctx, b.secretName(), s.ResourceVersion)
 	if err != nil && !errors.Is(err, kube.ErrObjectNotFound) {
 		return fmt.Errorf("state %s: delete: %w", b.group, err)
 	}
