@@ -45,6 +45,7 @@ func newApplyCmd(g *Globals) *cobra.Command {
 						if p, err = s.engine.PlanForApply(ctx, s.target); err != nil {
 							return err
 						}
+						p.Notes = append(p.Notes, moveNotes(p, s.group)...)
 					} else if err := s.engine.CheckSaved(ctx, p, s.target); err != nil {
 						return err
 					}

@@ -54,6 +54,7 @@ func newPlanCmd(g *Globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				p.Notes = append(p.Notes, moveNotes(p, s.group)...)
 				if g.Output == "json" {
 					err = ui.PlanJSON(cmd.OutOrStdout(), p)
 				} else {

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
 
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -71,4 +73,27 @@ func (g *Globals) targetName() string {
 		return g.Target
 	}
 	return spec.TargetAll
+}
+
+// moveNotes say, for a per-app target's plan, which of the nodes it removes have moved to
+// another target of the group (their app changed): the plan removes them from this target's
+// namespace, claim included, and the apply of their new target creates them there.
+func moveNotes(p *plan.Plan, grp *spec.Group) []string {
+	if grp.Whole == nil {
+		return nil
+	}
+	var notes []string
+	for _, np := range p.Nodes {
+		n := grp.Whole.Node(np.Node)
+		if !np.Removed || n == nil {
+			continue
+		}
+		to, why := cmp.Or(n.App, spec.TargetAll), fmt.Sprintf("its app is now %s", n.App)
+		if n.App == "" {
+			why = "it names no app now"
+		}
+		notes = append(notes, fmt.Sprintf("node %s moved to target %s (%s): this plan removes it from namespace %s, its claim and /var/lib with it (state.protect stops that); `slipway apply --target %s` creates it in its new namespace",
+			np.Node, to, why, p.Namespace, to))
+	}
+	return notes
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -85,5 +86,31 @@ func TestDeploymentIDRefusedFirst(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, want)
 			}
 		})
+	}
+}
+
+// TestMoveNotes: a node that left a per-app target because its app changed is said to move,
+// naming its new target; a node that left the file is not.
+func TestMoveNotes(t *testing.T) {
+	grp, err := spec.Load("testdata/targets/slipway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, err := grp.ForTarget("front")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan.Plan{Namespace: "shop-front", Nodes: []plan.NodePlan{
+		{Node: "web"}, {Node: "db", Removed: true}, {Node: "tools", Removed: true}, {Node: "gone", Removed: true},
+	}}
+	want := []string{
+		`node db moved to target data (its app is now data): this plan removes it from namespace shop-front, its claim and /var/lib with it (state.protect stops that); ` + "`slipway apply --target data`" + ` creates it in its new namespace`,
+		`node tools moved to target all (it names no app now): this plan removes it from namespace shop-front, its claim and /var/lib with it (state.protect stops that); ` + "`slipway apply --target all`" + ` creates it in its new namespace`,
+	}
+	if d := cmp.Diff(want, moveNotes(p, front)); d != "" {
+		t.Errorf("notes (-want +got):\n%s", d)
+	}
+	if notes := moveNotes(p, grp); notes != nil {
+		t.Errorf("target all: notes %v", notes)
 	}
 }

@@ -137,6 +137,9 @@ func wavesApply(cmd *cobra.Command, g *Globals, f *waves.File, yes bool, lockTim
 // planForApply plans u for apply and, when it has no changes, looks at its health at once.
 func (r *wavesRun) planForApply(ctx context.Context, u *waveUnit) (*plan.Plan, error) {
 	p, err := u.s.engine.PlanForApply(ctx, u.s.target)
+	if err == nil {
+		p.Notes = append(p.Notes, moveNotes(p, u.s.group)...)
+	}
 	if err != nil || p.HasChanges() {
 		return p, err
 	}

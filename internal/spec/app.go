@@ -51,7 +51,7 @@ func (g *Group) ForTarget(target string) (*Group, error) {
 		return g, nil
 	}
 	out := *g
-	out.Name, out.Nodes = g.Name+"-"+target, nil
+	out.Name, out.Nodes, out.Whole = g.Name+"-"+target, nil, g
 	for _, n := range g.Nodes {
 		if n.App == target {
 			out.Nodes = append(out.Nodes, n)

@@ -54,7 +54,9 @@ type Group struct {
 	// Publish is the `publish:` section; nil: the group is not in the operator form (SPEC §7).
 	Publish *Publish
 	File    string // the file name as given to Load or Parse
-	Dir     string // absolute directory relative image paths were resolved against
+	// Whole is the group a per-app target was taken from (ForTarget); nil for a group itself.
+	Whole *Group
+	Dir   string // absolute directory relative image paths were resolved against
 }
 
 // Node returns the node called name, or nil.
