@@ -192,7 +192,7 @@ func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatc
 		if tg.replicas == 0 {
 			check = status.ScaledDown
 		}
-		res, err := e.resumeScale(ctx, w, "role deployment", node, tg, limit, check)
+		res, err := e.resumeScale(ctx, w, "role deployment", node, tg, limit, check, stopEnds)
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatc
 
 // resumeScale scales one Deployment of node (what names its kind in an interruption) to its
 // replicas and waits until check says how that went.
-func (e *Engine) resumeScale(ctx context.Context, w deploymentWatch, what, node string, tg scaleTarget, limit time.Duration, check func(status.Input) status.Result) (status.Result, error) {
+func (e *Engine) resumeScale(ctx context.Context, w deploymentWatch, what, node string, tg scaleTarget, limit time.Duration, check func(status.Input) status.Result, onStop stopAction) (status.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return status.Result{}, fmt.Errorf("resume interrupted before %s %s: %w", what, tg.key.Name, err)
 	}
@@ -215,13 +215,19 @@ func (e *Engine) resumeScale(ctx context.Context, w deploymentWatch, what, node 
 	if err != nil {
 		return status.Result{}, err
 	}
-	return e.wait(ctx, w, waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: check}), nil
+	f := waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: check, onStop: onStop}
+	if onStop == stopSetsBack {
+		f.stopText = ": setting it back to its last ready template; the run stops after that"
+	}
+	return e.wait(ctx, w, f), nil
 }
 
 // resumeRollout scales a node's Deployment up and follows it as apply follows a rollout
 // (settle): ready is recorded, a failure is set back to the last template that became ready.
+// A stop asked (the first Ctrl-C) sets a rollout that is not ready back at once, as apply
+// does (issue 35 item 14): a node resumed is never left on a template that is not ready.
 func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentWatch, node string, tg scaleTarget, limit time.Duration) error {
-	res, err := e.resumeScale(ctx, w, "deployment", node, tg, limit, status.Rollout)
+	res, err := e.resumeScale(ctx, w, "deployment", node, tg, limit, status.Rollout, stopSetsBack)
 	if err != nil {
 		return err
 	}
@@ -242,7 +248,7 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentW
 		})
 	case res.Phase == status.Ready:
 		o.hash = templateHash(w, tg.key)
-	case ctx.Err() == nil:
+	case ctx.Err() == nil || res.Reason == reasonStopped:
 		// Only now: the target must carry the replicas resume just set.
 		readyHash := rec.readyTemplate(node)
 		if readyHash != "" && readyHash == templateHash(w, tg.key) {
@@ -251,5 +257,5 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentW
 			o.prev = rollbackTarget(w, tg.key, readyHash)
 		}
 	}
-	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, tg.key, limit, node), func() string { return e.failureReport(ctx, w, tg.key, res) })
+	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, tg.key, limit, node), func() string { return e.failureReport(context.WithoutCancel(ctx), w, tg.key, res) })
 }
