@@ -191,7 +191,9 @@ func TestMigrationKilled(t *testing.T) {
 		}
 	}
 	g.requireVersion("killed after the rollback", "2", &state.StateCopy{From: "2", To: "3"}, "2")
-	r := g.Run("apply", "--yes", "--timeout", "5s")
+	// The limit is the rollback's too, and the template set back is a new ReplicaSet (it
+	// carries the hand-over it restores): 5 s was too short on a loaded 2-core machine.
+	r := g.Run("apply", "--yes", "--timeout", "20s")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "puts back the copy of /var/lib taken at state version 2") {
 		t.Fatalf("the next apply (still never ready): want exit 1 and the restoring rollback, got %s", r)
 	}
