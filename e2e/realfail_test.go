@@ -53,9 +53,11 @@ func TestRealRolloutFailures(t *testing.T) {
 		reason  *regexp.Regexp               // in apply's error
 		within  time.Duration                // the failing apply ends within
 	}{
-		{name: "never-ready", timeout: "30s", within: 90 * time.Second,
+		// 60 s: on a loaded machine a container took over 30 s to be created, and the
+		// rollout then ended as a Timeout before any probe had run.
+		{name: "never-ready", timeout: "60s", within: 150 * time.Second,
 			cmd:    `[/bin/sh, -c, 'trap "exit 0" TERM; httpd -f -p 8081 -h /tmp & wait']`,
-			reason: regexp.MustCompile(`NotReady: pod app-\S+: container node: did not become ready within 30s(.|\n)*Readiness probe failed: .*8080.*connection refused`)},
+			reason: regexp.MustCompile(`NotReady: pod app-\S+: container node: did not become ready within 1m0s(.|\n)*Readiness probe failed: .*8080.*connection refused`)},
 		// A program that exits 0 at once (a daemon that forks away) is restarted by the
 		// kubelet, which backs off: CrashLoopBackOff.
 		{name: "crashloop", timeout: "5m", within: 2 * time.Minute,

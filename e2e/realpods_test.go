@@ -63,6 +63,10 @@ func TestRealHello(t *testing.T) {
 	if len(ids) != 3 {
 		t.Errorf("machine IDs of web and its 2 workers: %v, want 3 different", ids)
 	}
+	want := strings.ReplaceAll(g.roState().State.Nodes["web"].MachineID, "-", "") + "\n"
+	if got := g.exec(g.realPod("web", node).Name, "cat", "/etc/machine-id"); got != want {
+		t.Errorf("web's /etc/machine-id is %q, want the state's machine ID %q", got, want)
+	}
 }
 
 // realRequireUserNamespace fails unless pod runs in a user namespace of its own (its uid_map
