@@ -23,7 +23,7 @@ import (
 // objectWriter changes objects: apply, replace, prune, suspend and resume.
 type objectWriter interface {
 	Apply(ctx context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error)
-	Delete(ctx context.Context, k plan.Key) error
+	Delete(ctx context.Context, k plan.Key, uid string) error
 	WaitGone(ctx context.Context, k plan.Key, limit time.Duration) error
 	Scale(ctx context.Context, ns, name string, replicas int32) (int64, error)
 }

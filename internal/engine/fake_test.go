@@ -251,7 +251,7 @@ func (f *fakeCluster) release() {
 
 func podReadyFake(p *corev1.Pod) bool { return p.Status.Conditions[0].Status == corev1.ConditionTrue }
 
-func (f *fakeCluster) Delete(_ context.Context, k plan.Key) error {
+func (f *fakeCluster) Delete(_ context.Context, k plan.Key, _ string) error {
 	f.mu.Lock()
 	delete(f.objects, k)
 	if k.Kind == "Deployment" {

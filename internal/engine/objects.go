@@ -53,7 +53,7 @@ func (e *Engine) applyObject(ctx context.Context, c plan.Change, obj *unstructur
 	}
 	ctx = context.WithoutCancel(ctx) // one API call: let it finish
 	if c.Action == plan.Replace {
-		if err := e.o.Kube.Delete(ctx, c.Key); err != nil {
+		if err := e.o.Kube.Delete(ctx, c.Key, c.UID); err != nil {
 			return 0, err
 		}
 		if err := e.o.Kube.WaitGone(ctx, c.Key, 2*time.Minute); err != nil {
@@ -78,7 +78,7 @@ func (e *Engine) deleteAll(ctx context.Context, changes []plan.Change) error {
 	var deleted []plan.Change
 	for _, c := range cs {
 		if c.Action == plan.Delete {
-			err := e.o.Kube.Delete(context.WithoutCancel(ctx), c.Key)
+			err := e.o.Kube.Delete(context.WithoutCancel(ctx), c.Key, c.UID)
 			errs = append(errs, err)
 			if err == nil {
 				deleted = append(deleted, c)

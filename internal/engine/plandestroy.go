@@ -58,7 +58,7 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 func destroyChanges(live map[plan.Key]*unstructured.Unstructured, ns string) []plan.NodePlan {
 	byNode := map[string][]plan.Change{}
 	for k, u := range live {
-		c := plan.Change{Key: k, Action: plan.Delete, ResourceVersion: u.GetResourceVersion()}
+		c := plan.Change{Key: k, Action: plan.Delete, ResourceVersion: u.GetResourceVersion(), UID: string(u.GetUID())}
 		if k.Kind == "PersistentVolumeClaim" {
 			c.Destructive = true
 			c.Reason = "the node's state on /var/lib is lost"

@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,13 +136,22 @@ func TestClientAgainstDevCluster(t *testing.T) {
 	}
 
 	k := plan.Key{Kind: "Deployment", Namespace: ns, Name: "web"}
-	if err := c.Delete(ctx, k); err != nil {
+	// A delete of the object judged (its UID) leaves one of the same name made since
+	// (issue 35, item 17).
+	if err := c.Delete(ctx, k, "0d0a5e2c-not-its-uid"); err == nil || !strings.Contains(err.Error(), "the UID in the precondition") {
+		t.Fatalf("Delete with another object's UID = %v, want a failed UID precondition", err)
+	}
+	judged, err := c.Get(ctx, k)
+	if err != nil || judged == nil {
+		t.Fatalf("the Deployment after a refused delete: %v, %v", judged, err)
+	}
+	if err := c.Delete(ctx, k, string(judged.GetUID())); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitGone(ctx, k, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Delete(ctx, k); err != nil {
+	if err := c.Delete(ctx, k, ""); err != nil {
 		t.Errorf("deleting a missing object: %v, want no error", err)
 	}
 }

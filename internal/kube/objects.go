@@ -143,14 +143,21 @@ func (c *Client) resourceOf(k plan.Key) (dynamic.ResourceInterface, error) {
 	return c.resourceFor(gvk, k.Namespace)
 }
 
-// Delete deletes the object k (background propagation); a missing object is no error.
-func (c *Client) Delete(ctx context.Context, k plan.Key) error {
+// Delete deletes the object k (background propagation); a missing object is no error. With
+// uid, the UID of the object judged, one re-made since (another UID) is not deleted: the
+// server refuses with a conflict (issue 35).
+func (c *Client) Delete(ctx context.Context, k plan.Key, uid string) error {
 	ri, err := c.resourceOf(k)
 	if err != nil {
 		return err
 	}
 	bg := metav1.DeletePropagationBackground
-	err = ri.Delete(ctx, k.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
+	if uid != "" {
+		u := types.UID(uid)
+		opts.Preconditions = &metav1.Preconditions{UID: &u}
+	}
+	err = ri.Delete(ctx, k.Name, opts)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("%s: delete: %w", k, err)
 	}

@@ -78,7 +78,7 @@ func (c *computation) desired() {
 			c.add(node, terminating(k, live, node))
 		case in.Immutable[k] != "":
 			c.add(node, Change{Key: k, Action: Replace, Destructive: k.Kind == "PersistentVolumeClaim",
-				Reason: in.Immutable[k], Diff: Diff(live, d), ResourceVersion: live.GetResourceVersion()})
+				Reason: in.Immutable[k], Diff: Diff(live, d), ResourceVersion: live.GetResourceVersion(), UID: string(live.GetUID())})
 		case in.Unchanged[k] || Subset(d.Object, live.Object):
 			// unchanged
 		default:
@@ -87,7 +87,7 @@ func (c *computation) desired() {
 				after = d
 			}
 			if diff := Diff(live, after); len(diff) > 0 {
-				c.add(node, Change{Key: k, Action: Update, Diff: diff, ResourceVersion: live.GetResourceVersion()})
+				c.add(node, Change{Key: k, Action: Update, Diff: diff, ResourceVersion: live.GetResourceVersion(), UID: string(live.GetUID())})
 			}
 		}
 	}
@@ -112,7 +112,7 @@ func (c *computation) follow(nodes map[string]string, reason func(msg string) st
 		if !c.wanted[k] || live == nil || hasChange(c.byNode[node], k) {
 			continue
 		}
-		c.add(node, Change{Key: k, Action: Update, ResourceVersion: live.GetResourceVersion(), Reason: reason(nodes[node])})
+		c.add(node, Change{Key: k, Action: Update, ResourceVersion: live.GetResourceVersion(), UID: string(live.GetUID()), Reason: reason(nodes[node])})
 	}
 }
 
@@ -123,7 +123,7 @@ func (c *computation) deletions() {
 			continue
 		}
 		node := nodeOf(live)
-		ch := Change{Key: k, Action: Delete, ResourceVersion: live.GetResourceVersion()}
+		ch := Change{Key: k, Action: Delete, ResourceVersion: live.GetResourceVersion(), UID: string(live.GetUID())}
 		if k.Kind == "PersistentVolumeClaim" {
 			ch.Destructive = true
 			ch.Reason = "the node's state on /var/lib is lost"

@@ -82,6 +82,9 @@ type Change struct {
 	// ResourceVersion of the live object the change was planned against; a saved plan is
 	// refused when it moved.
 	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// UID of that live object: a delete carries it as a precondition, so that an object
+	// re-made by someone else since it was judged is not deleted (issue 35).
+	UID string `json:"uid,omitempty"`
 }
 
 // Drift is a node whose cluster runs another image than the state recorded.
