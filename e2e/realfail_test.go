@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"slipway.dev/slipway/internal/devcluster/devtest"
 )
 
 // realFailGroup is one `init: none` node on the real node; {{CMD}} is its command and
@@ -100,6 +102,11 @@ func TestRealRolloutFailures(t *testing.T) {
 			if diff := cmp.Diff(before.Spec.Template, g.roDeployment("app").Spec.Template); diff != "" {
 				t.Errorf("deployment app after the rollback: template differs (-before +after):\n%s", diff)
 			}
+			// A real kubelet takes a moment to remove the failed pod after the rollback.
+			devtest.WaitFor(t, time.Minute, "the failed pod gone", func() (bool, string) {
+				pods := g.roPods("app")
+				return len(pods) == 1, fmt.Sprintf("pods %v", roPodNames(pods))
+			})
 			g.roRequireReady("app", 1)
 			pod := g.realPod("app", node)
 			if got := pod.Spec.Containers[0].Image; !strings.HasSuffix(got, "@"+digest) {

@@ -105,20 +105,22 @@ nodes:
     {{REAL}}
 `
 
-// TestRealStopSignal: on a dev cluster started with --feature-gates ContainerStopSignals=true
-// (its API server and the real node's kubelet), the container of an `init: systemd` node gets
-// SIGRTMIN+3 when its pod stops: the next pod finds what the program recorded on its claim.
-// A cluster without the gate fails the test, naming what it needs.
+// TestRealStopSignal: the container of an `init: systemd` node gets the stop signal the cluster
+// delivers, seen by the next pod in what the program recorded on its claim. On a dev cluster
+// started with --feature-gates ContainerStopSignals=true (its API server and the real node's
+// kubelet) that is SIGRTMIN+3; on one without the gate (the test command's: the contract tests
+// of a cluster that drops the field need it so) the plan leaves the field out and the kubelet
+// sends SIGTERM. Both were seen on the real node (2026-12-05).
 func TestRealStopSignal(t *testing.T) {
 	t.Parallel()
 	g, node := NewRealGroup(t, "real-stop", strings.ReplaceAll(stopSignalGroup, "{{N}}", "1"), "app")
-	if !slices.Contains(g.Env.FeatureGates, "ContainerStopSignals=true") {
-		t.Fatalf("the dev cluster in %s runs with feature gates %q: this test needs one started with `slipway dev up --feature-gates ContainerStopSignals=true` (its API server and kubelet)", g.Env.Dir, g.Env.FeatureGates)
-	}
+	gated := slices.Contains(g.Env.FeatureGates, "ContainerStopSignals=true")
 	g.MustRun(0, "apply", "--yes")
 	d := g.roDeployment("app")
-	if lc := d.Spec.Template.Spec.Containers[0].Lifecycle; lc == nil || lc.StopSignal == nil || *lc.StopSignal != corev1.SIGRTMINPLUS3 {
-		t.Fatalf("the node's container has lifecycle %+v, want stopSignal SIGRTMIN+3", lc)
+	lc := d.Spec.Template.Spec.Containers[0].Lifecycle
+	hasRTMIN := lc != nil && lc.StopSignal != nil && *lc.StopSignal == corev1.SIGRTMINPLUS3
+	if hasRTMIN != gated {
+		t.Fatalf("cluster gates %q: the node's container has lifecycle %+v, want stopSignal SIGRTMIN+3 only with ContainerStopSignals", g.Env.FeatureGates, lc)
 	}
 	first := g.realPod("app", node)
 	g.realWriteGroup(strings.ReplaceAll(stopSignalGroup, "{{N}}", "2"))
@@ -127,7 +129,11 @@ func TestRealStopSignal(t *testing.T) {
 	if next.Name == first.Name {
 		t.Fatalf("pod %s was not replaced", first.Name)
 	}
-	if got := g.exec(next.Name, "cat", "/tmp/previous"); got != "got-RTMIN+3\n" {
-		t.Errorf("the stopped pod recorded %q, want got-RTMIN+3 (signal 37)", got)
+	want := "got-TERM\n"
+	if gated {
+		want = "got-RTMIN+3\n"
+	}
+	if got := g.exec(next.Name, "cat", "/tmp/previous"); got != want {
+		t.Errorf("cluster gates %q: the stopped pod recorded %q, want %q", g.Env.FeatureGates, got, want)
 	}
 }
