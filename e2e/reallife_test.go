@@ -114,6 +114,9 @@ type podEvent struct {
 	pod   string
 	owner string // the Deployment: app.kubernetes.io/name
 	ready bool
+	// ended: the pod's phase is Succeeded or Failed: its containers stopped and it holds
+	// nothing, as internal/status counts it; the object may outlive that by a moment.
+	ended bool
 }
 
 // watchPods records every change of the namespace's pods until stop is called.
@@ -135,7 +138,8 @@ func watchPods(t *testing.T, g *Group) (stop func() []podEvent) {
 				continue
 			}
 			mu.Lock()
-			seen = append(seen, podEvent{at: time.Now(), typ: ev.Type, pod: p.Name, owner: p.Labels["app.kubernetes.io/name"], ready: roPodReady(p)})
+			seen = append(seen, podEvent{at: time.Now(), typ: ev.Type, pod: p.Name, owner: p.Labels["app.kubernetes.io/name"], ready: roPodReady(p),
+				ended: p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed})
 			mu.Unlock()
 		}
 	}()
@@ -150,7 +154,7 @@ func watchPods(t *testing.T, g *Group) (stop func() []podEvent) {
 }
 
 // TestRealRolesStopBeforeAndStartAfter (FR-006a), on real pods: when the node's image changes,
-// the role's running pod is gone (its container stopped, the pod deleted) before the node's new
+// the role's running pod has stopped (its phase ended, or the pod deleted) before the node's new
 // pod is created, and the role's new pod is created only after the node's new pod is Ready.
 func TestRealRolesStopBeforeAndStartAfter(t *testing.T) {
 	t.Parallel()
@@ -177,13 +181,19 @@ func TestRealRolesStopBeforeAndStartAfter(t *testing.T) {
 		return time.Time{}
 	}
 	workerGone := first(oldWorker, watch.Deleted, false)
+	for _, e := range events {
+		if e.pod == oldWorker && e.ended && e.at.Before(workerGone) {
+			workerGone = e.at // stopped: the object going later is the API's cleanup
+			break
+		}
+	}
 	appCreated := first(newApp, "", false)
 	appReady := first(newApp, "", true)
 	workerCreated := first(newWorker, "", false)
-	t.Logf("old worker deleted %s, new app seen %s, ready %s, new worker seen %s",
+	t.Logf("old worker stopped %s, new app seen %s, ready %s, new worker seen %s",
 		workerGone.Format(time.StampMilli), appCreated.Format(time.StampMilli), appReady.Format(time.StampMilli), workerCreated.Format(time.StampMilli))
 	if !workerGone.Before(appCreated) {
-		t.Errorf("the role's old pod was deleted at %s, not before the node's new pod appeared at %s", workerGone, appCreated)
+		t.Errorf("the role's old pod stopped at %s, not before the node's new pod appeared at %s", workerGone, appCreated)
 	}
 	if !appReady.Before(workerCreated) {
 		t.Errorf("the role's new pod appeared at %s, not after the node's new pod was Ready at %s", workerCreated, appReady)
