@@ -85,6 +85,10 @@ func busyboxTree(ctx context.Context, cache string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "bin", "sh")); err == nil {
 		return dir, nil
 	}
+	// On a fresh machine the busybox tree is the cache's first: its lock needs the directory.
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
 	unlock, err := lockFile(ctx, dir+".lock")
 	if err != nil {
 		return "", err

@@ -122,6 +122,24 @@ func TestBusyboxRootfs(t *testing.T) {
 	}
 }
 
+// TestBusyboxTreeFreshCache makes the busybox tree where the cache directory does not exist
+// yet, as on a fresh machine, where busybox is the cache's first entry (its lock file needs the
+// directory), and finds the tree again on the second call.
+func TestBusyboxTreeFreshCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "not", "yet")
+	dir, err := busyboxTree(context.Background(), cache)
+	if err != nil {
+		t.Fatalf("fresh cache: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "bin", "sh")); err != nil {
+		t.Fatalf("tree: %v", err)
+	}
+	again, err := busyboxTree(context.Background(), cache)
+	if err != nil || again != dir {
+		t.Fatalf("second call: %q, %v; want %q", again, err, dir)
+	}
+}
+
 // TestSystemdTree makes (once; cached after) the tree of the systemd base image as dev up
 // does, and checks it is a Debian with systemd as init, busybox, no package cache and no
 // machine ID. It needs root and Debian's debootstrap (.ci/packages), and fails without them.
