@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"image":      {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":       {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "quote", "redact", "spec"},
-	"engine":     {"dns", "event", "image", "kube", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":     {"dns", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	"devcluster": {},
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
@@ -49,8 +49,11 @@ var allowed = map[string][]string{
 	// The secrets sidecar (FR-004e): its configuration (pure, shared with render), its program
 	// (cmd/slipway-secrets), and the programs embedded for the sidecar image.
 	"secretsconf": {},
-	"sidecar":     {"secretsconf"},
-	"secretsbin":  {},
+	"sidecar":     {"openbao", "secretsconf"},
+	// What slipway itself asks a secrets server (plan's check), and the client parts the
+	// sidecar shares: OpenBao's client library, no slipway package.
+	"openbao":    {},
+	"secretsbin": {},
 }
 
 // clientGo are the packages that may import client-go directly; state may reach it only

@@ -7,6 +7,7 @@
 package engine
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -45,6 +46,9 @@ type Options struct {
 	Emit func(event.Event)
 	// DNS is the server of SPEC §7; nil: made from the group's publish: when it has one.
 	DNS dnsServer
+	// SecretsServer makes the client plan checks a node's secrets server with (FR-004e); nil:
+	// OpenBao's client with the token of SLIPWAY_OPENBAO_TOKEN(_FILE).
+	SecretsServer func(ctx context.Context, s *spec.SecretsServer) (secretsServer, error)
 }
 
 // Engine runs verbs for one group.

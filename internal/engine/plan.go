@@ -89,6 +89,10 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err := checkReferences(t.Group, t.Namespace, l.live, l.foreign); err != nil {
 		return nil, err
 	}
+	secretsNotes, err := e.checkSecretsServers(ctx, t.Group, t.Namespace)
+	if err != nil {
+		return nil, err
+	}
 	addrs, err := e.publishPlan(ctx, t, l)
 	if err != nil {
 		return nil, err
@@ -134,6 +138,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 			p.Notes = append(p.Notes, note)
 		}
 	}
+	p.Notes = append(p.Notes, secretsNotes...)
 	if err := e.planDNS(ctx, t, doc, p); err != nil {
 		return nil, err
 	}

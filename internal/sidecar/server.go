@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	bao "github.com/openbao/openbao/api/v2"
 
+	"slipway.dev/slipway/internal/openbao"
 	"slipway.dev/slipway/internal/secretsconf"
 )
 
@@ -41,7 +41,7 @@ func (s *server) connect(ctx context.Context) error {
 	bc.MaxRetries = 2
 	ca := s.cfg.CAPEM
 	if s.cfg.CAFetchURL != "" {
-		b, err := fetchCA(ctx, s.cfg.CAFetchURL)
+		b, err := openbao.FetchCA(ctx, s.cfg.CAFetchURL)
 		if err != nil {
 			return err
 		}
@@ -60,25 +60,6 @@ func (s *server) connect(ctx context.Context) error {
 	c.ClearToken()
 	s.client, s.expires = c, time.Time{}
 	return nil
-}
-
-// fetchCA gets the server's CA over plain HTTP(S) with the system's roots.
-func fetchCA(ctx context.Context, url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("CA %s: %w", url, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("CA %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("CA %s: %s", url, resp.Status)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 }
 
 // refresh fetches the CA again when it is due, and logs in again when the token has used two
@@ -105,7 +86,7 @@ func (s *server) login(ctx context.Context) error {
 	sec, err := s.client.Logical().WriteWithContext(ctx, "auth/"+s.cfg.AuthMount+"/login",
 		map[string]any{"role": s.cfg.Role, "jwt": strings.TrimSpace(string(jwt))})
 	if err != nil {
-		return fmt.Errorf("login to %s as role %s: %w", s.cfg.Address, s.cfg.Role, reason(err))
+		return fmt.Errorf("login to %s as role %s: %w", s.cfg.Address, s.cfg.Role, openbao.Reason(err))
 	}
 	if sec == nil || sec.Auth == nil || sec.Auth.ClientToken == "" {
 		return fmt.Errorf("login to %s as role %s: no token in the answer", s.cfg.Address, s.cfg.Role)
@@ -134,16 +115,6 @@ func (s *server) read(ctx context.Context, mount, path string) (map[string]any, 
 			}
 			continue
 		}
-		return nil, fmt.Errorf("read %s/%s: %w", mount, path, reason(err))
+		return nil, fmt.Errorf("read %s/%s: %w", mount, path, openbao.Reason(err))
 	}
-}
-
-// reason is the server's own words for a refused request (its errors list), without the
-// request's URL and headers the library's message repeats.
-func reason(err error) error {
-	var re *bao.ResponseError
-	if errors.As(err, &re) && len(re.Errors) > 0 {
-		return fmt.Errorf("%d %s", re.StatusCode, strings.Join(re.Errors, "; "))
-	}
-	return err
 }

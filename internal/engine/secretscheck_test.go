@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/openbao"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// fakeSecretsServer stands in for an OpenBao server in plan's check: its health and its
+// kubernetes auth roles by "mount/role".
+type fakeSecretsServer struct {
+	health error
+	roles  map[string]*openbao.Role
+	token  bool // false: KubernetesRole says there is no token
+	asked  []string
+}
+
+func (f *fakeSecretsServer) Health(context.Context) error { return f.health }
+
+func (f *fakeSecretsServer) KubernetesRole(_ context.Context, mount, role string) (*openbao.Role, error) {
+	f.asked = append(f.asked, mount+"/"+role)
+	if !f.token {
+		return nil, openbao.ErrNoToken
+	}
+	if r, ok := f.roles[mount+"/"+role]; ok {
+		if r == nil {
+			return nil, openbao.ErrForbidden
+		}
+		return r, nil
+	}
+	return nil, nil
+}
+
+const sidecarCheckGroup = `group: demo
+defaults:
+  secretsFrom:
+    openbao: {address: "https://bao.test:8200"}
+nodes:
+  web:
+    image: {rootfs: .}
+    roles:
+      sso:
+        service: {image: {rootfs: .}}
+        sidecarSecrets:
+          pw: {path: web/db, key: password}
+  api:
+    image: {rootfs: .}
+    roles:
+      sso:
+        service: {image: {rootfs: .}}
+        sidecarSecrets:
+          pw: {path: api/db, key: password}
+  plain:
+    image: {rootfs: .}
+`
+
+func goodRole(sa string) *openbao.Role {
+	return &openbao.Role{ServiceAccounts: []string{sa}, Namespaces: []string{"demo"}, Audience: "openbao", Policies: []string{"default", sa}}
+}
+
+// TestCheckSecretsServers: plan's check of the secrets server (FR-004e) against a stand-in:
+// what it cannot check is a note, a missing or misbound role an error with the `bao write` an
+// operator needs, and only nodes with sidecar secrets are asked about.
+func TestCheckSecretsServers(t *testing.T) {
+	dir, _ := filepath.Abs("testdata/config")
+	g, err := spec.Parse("slipway.yaml", []byte(sidecarCheckGroup), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const write = "bao write auth/kubernetes/role/node-api bound_service_account_names=node-api bound_service_account_namespaces=demo audience=openbao token_policies=node-api token_ttl=10m"
+	for _, tc := range []struct {
+		name      string
+		srv       *fakeSecretsServer
+		newErr    error
+		wantNotes []string
+		wantErr   string
+		wantAsked []string
+	}{
+		{
+			name:      "both roles bound",
+			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web"), "kubernetes/node-api": goodRole("node-api")}},
+			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+		},
+		{
+			name:      "wildcards bind too",
+			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web"), "kubernetes/node-api": {ServiceAccounts: []string{"*"}, Namespaces: []string{"*"}, Audience: "openbao", Policies: []string{"p"}}}},
+			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+		},
+		{
+			name:      "no token: one note for the server",
+			srv:       &fakeSecretsServer{},
+			wantNotes: []string{"secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): answers; set SLIPWAY_OPENBAO_TOKEN or SLIPWAY_OPENBAO_TOKEN_FILE to a token that may read auth/<authMount>/role/<role> for plan to check its roles"},
+			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+		},
+		{
+			name:      "server does not answer",
+			srv:       &fakeSecretsServer{health: errors.New("server https://bao.test:8200: sealed")},
+			wantNotes: []string{"secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): does not answer from here (server https://bao.test:8200: sealed): plan cannot check its roles; the sidecars reach it from their pods"},
+		},
+		{
+			name:      "no client",
+			newErr:    errors.New("CA http://pki.test/ca: 404 Not Found"),
+			wantNotes: []string{"secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): plan cannot check it: CA http://pki.test/ca: 404 Not Found"},
+		},
+		{
+			name:      "missing role",
+			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web")}},
+			wantErr:   "node api: secretsFrom.openbao (slipway.yaml:4): server https://bao.test:8200 has no role node-api at auth/kubernetes: an operator must write it (and its policy):\n    " + write,
+			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+		},
+		{
+			name: "misbound role",
+			srv: &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web"),
+				"kubernetes/node-api": {ServiceAccounts: []string{"node-web"}, Namespaces: []string{"other"}, Audience: "vault", Policies: []string{"p"}}}},
+			wantErr:   `node api: secretsFrom.openbao (slipway.yaml:4): role node-api of server https://bao.test:8200 binds service accounts node-web, not node-api, binds namespaces other, not demo, has audience "vault", not "openbao": an operator must write it:` + "\n    " + write,
+			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+		},
+		{
+			name: "refused token, role without policy",
+			srv: &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": nil,
+				"kubernetes/node-api": {ServiceAccounts: []string{"node-api"}, Namespaces: []string{"demo"}, Audience: "openbao", Policies: []string{"default"}}}},
+			wantNotes: []string{
+				"node api: secretsFrom.openbao (slipway.yaml:4): role node-api of server https://bao.test:8200 has no policy but default: its sidecars will be refused their secrets (bao policy write, then token_policies=…)",
+				"node web: secretsFrom.openbao (slipway.yaml:4): the token of SLIPWAY_OPENBAO_TOKEN_FILE may not read auth/kubernetes/role/node-web (permission denied): plan cannot check the role",
+			},
+			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(openbao.EnvToken, "")
+			e := New(Options{Parallelism: 1, SecretsServer: func(_ context.Context, s *spec.SecretsServer) (secretsServer, error) {
+				if s.Address != "https://bao.test:8200" {
+					t.Errorf("client made for %s", s.Address)
+				}
+				if tc.newErr != nil {
+					return nil, tc.newErr
+				}
+				return tc.srv, nil
+			}})
+			notes, err := e.checkSecretsServers(context.Background(), g, "demo")
+			if diff := cmp.Diff(tc.wantNotes, notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tc.wantErr {
+				t.Errorf("error:\n got %s\nwant %s", gotErr, tc.wantErr)
+			}
+			if tc.srv != nil {
+				asked := append([]string(nil), tc.srv.asked...)
+				slices.Sort(asked)
+				if strings.Join(asked, ",") != strings.Join(tc.wantAsked, ",") {
+					t.Errorf("roles asked %v, want %v", asked, tc.wantAsked)
+				}
+			}
+		})
+	}
+}
