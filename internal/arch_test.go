@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {},                  // test support without a cluster: golden files, helper processes
-	"waves":              {"event", "status"}, // a waves file, its order and its health gate: pure
+	"waves":              {"event", "spec", "status"}, // a waves file, its order and its health gate: pure
 	"cli":                {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
 	// The secrets sidecar (FR-004e): its configuration (pure, shared with render), its program
 	// (cmd/slipway-secrets), and the programs embedded for the sidecar image.

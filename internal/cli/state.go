@@ -26,9 +26,11 @@ func newStateCmd(g *Globals) *cobra.Command {
 		Use:   "state",
 		Short: "Show, list and unlock group states",
 		Long: "The state records what slipway applied to a group; its lock keeps two runs apart.\n" +
-			"The group comes from --group, else from the group file (-f).",
+			"The group comes from --group, else from the group file (-f); --target <app> names the\n" +
+			"state of that per-app target (<group>-<app>).",
 	}
 	cmd.PersistentFlags().StringVar(&group, "group", "", "the group (default: the group file's)")
+	addTargetFlag(cmd.PersistentFlags(), g)
 
 	// show and list take no argument; they run with the --group given.
 	noArgs := func(use, short string, run func(context.Context, *Globals, string, io.Writer, io.Writer) error) *cobra.Command {
@@ -54,16 +56,29 @@ func newStateCmd(g *Globals) *cobra.Command {
 	return cmd
 }
 
-// stateGroup resolves the group: --group, else the group file's name.
+// stateGroup resolves the name the state is kept under: --group, else the group file's name;
+// with --target <app>, that target's (<group>-<app>, as spec.Group.ForTarget names it). With
+// the group file the app must be one of its nodes'; with --group alone it is taken as given.
 func stateGroup(g *Globals, flag string) (string, error) {
 	if flag != "" {
-		return flag, nil
+		if !g.perApp() {
+			return flag, nil
+		}
+		name := flag + "-" + g.Target
+		if !spec.IsDNSLabel(name) {
+			return "", fmt.Errorf("--group %s --target %s: the target's state %s is not a DNS label of at most 63 characters", flag, g.Target, name)
+		}
+		return name, nil
 	}
 	grp, err := spec.Load(g.File)
 	if err != nil {
 		return "", fmt.Errorf("%w (name the group with --group)", err)
 	}
-	return grp.Name, nil
+	tg, err := grp.ForTarget(g.Target)
+	if err != nil {
+		return "", err
+	}
+	return tg.Name, nil
 }
 
 // lockView is the lock as `state show -o json` prints it.

@@ -8,13 +8,14 @@ package waves
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
+
+	"slipway.dev/slipway/internal/spec"
 )
 
 // TargetAll is the target of every node of a group (as spec.TargetAll).
@@ -35,6 +36,8 @@ type Group struct {
 	DependsOn []string // names of groups applied and healthy before this one
 	Line      int      // the line of the entry in the waves file
 	depLines  []int    // the line of each DependsOn entry
+	fileLine  int      // the line of file:
+	targetLn  int      // the line of target:, or the entry's
 }
 
 // Is reports whether data looks like a waves file rather than a group file: a top-level
@@ -70,7 +73,8 @@ func Load(path string) (*File, error) {
 }
 
 // Parse checks a waves file's content; paths are relative to the directory of name. Every
-// problem is reported, one line each, `file:line: path: cause`.
+// problem is reported, one line each, `file:line: path: cause`: the error is then a
+// spec.Errors (the one form of a file's problems, as validate prints them).
 func Parse(name string, data []byte) (*File, error) {
 	dir, err := filepath.Abs(filepath.Dir(name))
 	if err != nil {
@@ -96,25 +100,18 @@ func Parse(name string, data []byte) (*File, error) {
 type loader struct {
 	name string
 	dir  string
-	errs []lineError
-}
-
-type lineError struct {
-	line int
-	msg  string
+	errs spec.Errors
 }
 
 func (l *loader) add(line int, path, format string, args ...any) {
-	l.errs = append(l.errs, lineError{line, path + ": " + fmt.Sprintf(format, args...)})
+	l.errs = append(l.errs, spec.Error{File: l.name, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
+// err is every problem found, as spec.Errors (one `file:line: path: cause` a line), in the
+// order of their lines.
 func (l *loader) err() error {
-	slices.SortStableFunc(l.errs, func(a, b lineError) int { return a.line - b.line })
-	errs := make([]error, len(l.errs))
-	for i, e := range l.errs {
-		errs[i] = fmt.Errorf("%s:%d: %s", l.name, e.line, e.msg)
-	}
-	return errors.Join(errs...)
+	slices.SortStableFunc(l.errs, func(a, b spec.Error) int { return a.Line - b.Line })
+	return l.errs
 }
 
 // Names are the names of the file's groups, in the order written.

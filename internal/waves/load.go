@@ -69,7 +69,7 @@ func (l *loader) group(n *yaml.Node, path string) *Group {
 	if m == nil {
 		return nil
 	}
-	g := &Group{Line: n.Line, Target: TargetAll}
+	g := &Group{Line: n.Line, Target: TargetAll, fileLine: n.Line, targetLn: n.Line}
 	g.Name = l.str(m, n, path, "name", true)
 	if g.Name != "" && !label.MatchString(g.Name) {
 		l.add(m["name"].Line, path+".name", "%q is not a DNS label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)", g.Name)
@@ -78,13 +78,13 @@ func (l *loader) group(n *yaml.Node, path string) *Group {
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(l.dir, f)
 		}
-		g.File = filepath.Clean(f)
+		g.File, g.fileLine = filepath.Clean(f), m["file"].Line
 	}
 	if t := l.str(m, n, path, "target", false); t != "" {
 		if !label.MatchString(t) {
 			l.add(m["target"].Line, path+".target", "%q is not all or an app's name (a DNS label)", t)
 		}
-		g.Target = t
+		g.Target, g.targetLn = t, m["target"].Line
 	}
 	g.State = l.str(m, n, path, "state", false)
 	if v := m["dependsOn"]; v != nil {
