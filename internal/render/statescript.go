@@ -29,6 +29,10 @@ const (
 // with it (to, issue 35): it is tied to the hand-over in progress while the data is at its
 // "to" (or still at its "from": killed before the hand-over). A copy that is not tied is
 // never put back and never kept as a backup: its data is not the one the node was handed.
+// A copy an older slipway left, without "to", is tied to no hand-over: it may be the data
+// before a release that never ran ready, or one that ran for months since. It is never put
+// back nor handed on: a migration drops it and copies afresh; going back to its version, or a
+// rollback template, refuses with nothing changed.
 //
 // In mode start, with V the template's version, D the version the data was handed to, and R
 // the hand-over a rollback template names (EnvStateRestore; "" in every other template):
@@ -37,12 +41,12 @@ const (
 //     handed to R goes back into place by renames, the failed data dropped; with the data
 //     at V already, nothing; anything else is refused, nothing changed;
 //   - a copy from V tied to D, D not V: the file went back to V before the release after V
-//     ran ready: the copy goes back into place;
+//     ran ready: the copy goes back into place; an older slipway's copy from V is refused;
 //   - D is V: nothing (a restart, or a release that keeps the layout), but a copy taken at V
 //     itself (killed before D changed) is dropped;
 //   - else a migration from D to V: a copy tied to D (of the data the last good release ran
-//     on) is kept and handed to V; one not tied is dropped; without a copy the free space is
-//     checked and the data copied; then D becomes V.
+//     on) is kept and handed to V; one not tied (an older slipway's included) is dropped;
+//     without a copy the free space is checked and the data copied; then D becomes V.
 //
 // In mode remove (the removal Job after the release at V ran ready), the copy goes.
 const StateScript = `set -eu
@@ -77,15 +81,23 @@ drop() {
 mark() { found=1; }
 held() { [ -f "$meta/copy/complete" ]; }
 copyfrom() { cat "$meta/copy/from"; }
-# copyto is the version the data was handed to with the copy; a copy taken before slipway
-# recorded it counts as handed to the data's version (the rule of that time).
-copyto() { if [ -f "$meta/copy/to" ]; then cat "$meta/copy/to"; else dataversion; fi; }
+# legacy: the copy was left by an older slipway, which did not record its hand-over.
+legacy() { [ ! -f "$meta/copy/to" ]; }
+# copyto is the version the data was handed to with the copy; an older slipway's copy has
+# none, and is tied to no hand-over (no version is "").
+copyto() { if legacy; then printf '%s' '(not recorded)'; else cat "$meta/copy/to"; fi; }
 handto() {
 	printf '%s' "$1" >"$meta/copy/to.new"
 	mv -f "$meta/copy/to.new" "$meta/copy/to"
 }
 held_text() {
-	if held; then printf "a copy taken at version '%s' and handed to '%s'" "$(copyfrom)" "$(copyto)"; else printf 'no copy'; fi
+	if ! held; then
+		printf 'no copy'
+	elif legacy; then
+		printf "a copy taken at version '%s' by an older slipway, which did not record the version it was handed to" "$(copyfrom)"
+	else
+		printf "a copy taken at version '%s' and handed to '%s'" "$(copyfrom)" "$(copyto)"
+	fi
 }
 addsize() { need=$((need + $(du -sk -- "$1" | { read -r k _; echo "$k"; }))); }
 copy() {
@@ -176,12 +188,17 @@ start)
 		fi
 	elif held && [ "$(copyfrom)" = "$to" ] && [ "$d" != "$to" ] && [ "$(copyto)" = "$d" ]; then
 		restore
+	elif held && legacy && [ "$(copyfrom)" = "$to" ] && [ "$d" != "$to" ]; then
+		fail "refusing to go back to version '$to' from the data at version '$d': the volume holds $(held_text), so slipway cannot tell whether it is the data before the release at '$d' or older; nothing was changed. To put it back, move $meta/copy/data/* into $root in place of the data and write '$to' to $meta/version; to run version '$to' on the data as it is, remove $meta/copy; or apply the release at '$d' again"
 	elif [ "$d" = "$to" ]; then
 		# A copy taken at this very version was never handed on (killed before the version
 		# changed): it is no backup of anything, and would go stale.
 		if held && [ "$(copyfrom)" = "$to" ]; then drop "$meta/copy"; fi
 	else
-		if held && [ "$(copyto)" != "$d" ] && [ "$(copyfrom)" != "$d" ]; then
+		if held && legacy; then
+			say "dropping $(held_text): it is tied to no hand-over, so it is no backup of the data at version '$d'"
+			drop "$meta/copy"
+		elif held && [ "$(copyto)" != "$d" ] && [ "$(copyfrom)" != "$d" ]; then
 			say "dropping $(held_text): the data was handed to version '$d' since, so it is no backup of it"
 			drop "$meta/copy"
 		fi

@@ -77,6 +77,35 @@ func TestStateScriptSequences(t *testing.T) {
 				{mode: "start", version: "1"},
 			},
 			version: "1", held: true},
+		// A copy left by an older slipway records no hand-over (no copy/to): it may be the
+		// data before the release that never ran ready, or one that ran for months since
+		// (issue 35 item 1). It is never put back: going back to its version refuses with
+		// nothing changed, and a migration drops it and copies afresh.
+		{name: "going back to an older slipway's copy refuses it",
+			runs: []run{
+				{mode: "start", version: "2", migrate: true}, {mode: "legacy"},
+				{mode: "start", version: "1", fails: "a copy taken at version '1' by an older slipway, which did not record the version it was handed to"},
+				{mode: "start", version: "1", fails: "nothing was changed"},
+			},
+			version: "2", held: true},
+		{name: "a rollback template refuses an older slipway's copy",
+			runs: []run{
+				{mode: "start", version: "2", migrate: true}, {mode: "legacy"},
+				{mode: "start", version: "1", restore: "2", fails: "refusing to put a copy back"},
+			},
+			version: "2", held: true},
+		{name: "a migration drops an older slipway's copy and copies afresh",
+			runs: []run{
+				{mode: "start", version: "2", migrate: true}, {mode: "legacy"},
+				{mode: "start", version: "3"}, {mode: "start", version: "2", restore: "3"},
+			},
+			version: "2"},
+		{name: "an older slipway's copy taken at the data's version is copied afresh too",
+			runs: []run{
+				{mode: "start", version: "2", migrate: true}, {mode: "remove", version: "2"},
+				{mode: "legacy-copy"}, {mode: "start", version: "3"}, {mode: "start", version: "2", restore: "3"},
+			},
+			version: "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -85,10 +114,19 @@ func TestStateScriptSequences(t *testing.T) {
 			original := manifest(t, root)
 			var migrated []string
 			for i, r := range tc.runs {
-				if r.mode == "hand" {
+				switch r.mode {
+				case "hand":
 					if err := os.WriteFile(filepath.Join(root, StateMetaDir, "version"), []byte(r.version), 0o644); err != nil {
 						t.Fatal(err)
 					}
+					continue
+				case "legacy": // the copy as an older slipway left it: no record of its hand-over
+					if err := os.Remove(filepath.Join(root, StateMetaDir, "copy", "to")); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				case "legacy-copy": // an older slipway's copy of the data as it is, of nothing since
+					legacyCopy(t, root)
 					continue
 				}
 				out, err := runScript(t, root, r.mode, r.version, r.path, EnvStateRestore+"="+r.restore)
@@ -117,5 +155,22 @@ func TestStateScriptSequences(t *testing.T) {
 				t.Errorf("copy held = %v, want %v", held, tc.held)
 			}
 		})
+	}
+}
+
+// legacyCopy writes, as an older slipway left it, a copy of a stale tree taken at the data's
+// own version: from, complete and data/, without to.
+func legacyCopy(t *testing.T, root string) {
+	t.Helper()
+	meta := filepath.Join(root, StateMetaDir)
+	v, _ := os.ReadFile(filepath.Join(meta, "version"))
+	for rel, body := range map[string]string{"copy/from": string(v), "copy/complete": "", "copy/data/stale": "stale\n"} {
+		p := filepath.Join(meta, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
