@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
-	"testkit":            {},                  // test support without a cluster: golden files, helper processes
+	"testkit":            {},                          // test support without a cluster: golden files, helper processes
 	"waves":              {"event", "spec", "status"}, // a waves file, its order and its health gate: pure
 	"cli":                {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
 	// The secrets sidecar (FR-004e): its configuration (pure, shared with render), its program
