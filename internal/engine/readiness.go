@@ -10,6 +10,7 @@ import (
 
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/status"
 )
@@ -80,5 +81,20 @@ func judge(wl *kube.Workloads, d *appsv1.Deployment, now time.Time) status.Resul
 			pods = append(pods, p)
 		}
 	}
-	return status.Rollout(status.Input{Deployment: d, ReplicaSets: rss, Pods: pods, Now: now})
+	return status.Rollout(status.Input{Deployment: d, ReplicaSets: rss, Pods: pods, Now: now, Optional: optionalContainers(d)})
+}
+
+// optionalContainers are the containers of d's pods whose state never fails its rollout nor
+// keeps a pod from counting ready: the companion, which has no probe because its work must
+// not stop a rollout (FR-004g).
+func optionalContainers(d *appsv1.Deployment) []string {
+	if d == nil {
+		return nil
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == render.ContainerCompanion {
+			return []string{c.Name}
+		}
+	}
+	return nil
 }

@@ -86,7 +86,7 @@ func (e *Engine) wait(ctx context.Context, w deploymentWatch, f waitFor) status.
 			}
 		}
 		res := f.check(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs,
-			Now: time.Now(), Since: f.since, Limit: f.limit})
+			Now: time.Now(), Since: f.since, Limit: f.limit, Optional: optionalContainers(dep)})
 		if f.node != "" && (res.Ready != last.Ready || res.Desired != last.Desired || res.Phase != last.Phase) {
 			e.emit(event.Event{Node: f.node, Phase: event.PhaseRollout, Message: k.Name + ": " + string(res.Phase), Ready: res.Ready, Desired: res.Desired})
 		}

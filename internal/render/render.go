@@ -359,6 +359,12 @@ func (r *renderer) roleDeployment(n *spec.Node, role *spec.Role) *appsv1.Deploym
 		r.secretsPod(&ps, &ps.Containers[0], n, role)
 	}
 	d := r.deployment(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name), role.Replicas, ps)
+	if role.Companion {
+		// Kubernetes counts a pod whose companion is down unavailable, and a rolling update
+		// keeps the old pods until the new ones are available: a failing companion would hold
+		// the rollout forever. Recreate replaces the pods whatever their companions do.
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	}
 	workload(d, n, role.Workload)
 	setConfigHash(&d.Spec.Template, hash)
 	return d

@@ -59,7 +59,7 @@ func inspectPod(p *corev1.Pod, in Input, grace time.Duration) *issue {
 			pending = is
 		}
 	}
-	all := containersOf(p)
+	all := slices.DeleteFunc(containersOf(p), func(c podContainer) bool { return slices.Contains(in.Optional, c.cs.Name) })
 	for _, c := range all {
 		is := containerIssue(p, c, in, grace)
 		if is != nil && is.certain {
@@ -74,7 +74,7 @@ func inspectPod(p *corev1.Pod, in Input, grace time.Duration) *issue {
 			detail:  "not scheduled" + msg,
 			atLimit: func(limit time.Duration) string { return fmt.Sprintf("not scheduled within %s%s", limit, msg) }})
 	}
-	keep(notReadyIssue(p, all))
+	keep(notReadyIssue(p, all, in.Optional))
 	return pending
 }
 
@@ -128,11 +128,11 @@ func containerIssue(p *corev1.Pod, c podContainer, in Input, grace time.Duration
 	return nil
 }
 
-// notReadyIssue is the issue of a pod that runs but is not ready, nil when it is ready or not
-// running yet. A readiness probe may fail for a while (a system still booting): it waits for
+// notReadyIssue is the issue of a pod that runs but is not ready, nil when it is ready (but for
+// its optional containers) or not running yet; all are its containers but the optional ones. A readiness probe may fail for a while (a system still booting): it waits for
 // the limit.
-func notReadyIssue(p *corev1.Pod, all []podContainer) *issue {
-	if podReady(p) {
+func notReadyIssue(p *corev1.Pod, all []podContainer, optional []string) *issue {
+	if readyBut(p, optional) {
 		return nil
 	}
 	msg := ""

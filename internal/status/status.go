@@ -99,6 +99,12 @@ type Input struct {
 	// PullGrace is how long ErrImagePull or ImagePullBackOff may last before the failure is
 	// certain; DefaultPullGrace when 0.
 	PullGrace time.Duration
+	// Optional names containers whose state is never a reason for a failed rollout and never
+	// keeps a pod from counting ready: a role's companion (FR-004g), which has no probe
+	// because its work must not stop a rollout. A pod counts ready when its other containers
+	// and its native sidecars are. (Kubernetes itself still counts the pod not ready while such
+	// a container is down, and takes it out of its Services' endpoints meanwhile.)
+	Optional []string
 }
 
 // Rollout judges the rollout of in.Deployment's current pod template: Ready when the new
@@ -142,7 +148,7 @@ func Rollout(in Input) Result {
 			pending = is
 		}
 	}
-	if reason, msg := controllerFailure(d, v.newRS); reason != "" {
+	if reason, msg := controllerFailure(d, v.newRS); reason != "" && !v.optionalStalled(reason, desired, r) {
 		r.Phase, r.Reason, r.Message = Failed, reason, msg
 		return r
 	}
@@ -163,7 +169,7 @@ func Rollout(in Input) Result {
 		// Name the first pod still short of ready, so that the report shows its events
 		// (e.g. a volume that cannot attach while the pod waits in ContainerCreating).
 		for _, p := range v.newPods {
-			if p.DeletionTimestamp == nil && !podReady(p) {
+			if p.DeletionTimestamp == nil && !readyBut(p, in.Optional) {
 				r.Pod = p.Name
 				r.Message += fmt.Sprintf(" (pod %s: %s)", p.Name, podState(p))
 				break

@@ -27,11 +27,13 @@ type view struct {
 	newRS   *appsv1.ReplicaSet
 	newPods []*corev1.Pod
 	oldPods []*corev1.Pod
+	// optional are Input.Optional: containers that never keep a pod from counting ready.
+	optional []string
 }
 
 func newView(in Input) *view {
 	d := in.Deployment
-	v := &view{d: d}
+	v := &view{d: d, optional: in.Optional}
 	for _, rs := range in.ReplicaSets {
 		if rs == nil || !sameNamespace(rs.Namespace, d.Namespace) {
 			continue
@@ -145,7 +147,7 @@ func (v *view) counts() Result {
 			continue
 		}
 		r.Updated++
-		if podReady(p) {
+		if readyBut(p, v.optional) {
 			r.Ready++
 		}
 	}
@@ -179,9 +181,15 @@ func (v *view) missing(desired int32, r Result) []string {
 	// The pods are right; the controllers' counts must agree before the rollout is done, so
 	// that a later read of the status (by kubectl, or by slipway status) shows it done too.
 	rs, ds := v.newRS, v.d.Status
+	// The controllers count the pods Kubernetes calls ready; with optional containers down
+	// that is fewer than the pods ready here, and they never catch up.
+	ready := desired
+	if len(v.optional) > 0 {
+		ready = v.readyByCondition()
+	}
 	if rs.Status.ObservedGeneration < rs.Generation || replicas(rs.Spec.Replicas) != desired ||
-		rs.Status.ReadyReplicas != desired || rs.Status.AvailableReplicas != desired ||
-		ds.UpdatedReplicas != desired || ds.Replicas != desired || ds.AvailableReplicas < desired {
+		rs.Status.ReadyReplicas != ready || rs.Status.AvailableReplicas != ready ||
+		ds.UpdatedReplicas != desired || ds.Replicas != desired || ds.AvailableReplicas < ready {
 		m = append(m, fmt.Sprintf("status not yet current (replica set %s: %d ready, %d available; deployment: %d updated, %d available, %d total, of %d)",
 			rs.Name, rs.Status.ReadyReplicas, rs.Status.AvailableReplicas, ds.UpdatedReplicas, ds.AvailableReplicas, ds.Replicas, desired))
 	}
@@ -216,6 +224,55 @@ func sameNamespace(a, b string) bool { return a == "" || b == "" || a == b }
 
 func present(p *corev1.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// readyByCondition is the number of new pods, not terminating, that Kubernetes calls ready.
+func (v *view) readyByCondition() int32 {
+	var n int32
+	for _, p := range v.newPods {
+		if p.DeletionTimestamp == nil && podReady(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// optionalStalled reports whether the controller's failure reason comes only from optional
+// containers: the progress deadline passed while every pod is ready but for them.
+func (v *view) optionalStalled(reason string, desired int32, r Result) bool {
+	return len(v.optional) > 0 && reason == ReasonProgressDeadlineExceeded && len(v.missing(desired, r)) == 0
+}
+
+// readyBut reports whether p is ready, or would be but for its optional containers: it runs,
+// and every other container and every native sidecar (an init container that keeps running)
+// is ready.
+func readyBut(p *corev1.Pod, optional []string) bool {
+	if podReady(p) {
+		return true
+	}
+	if len(optional) == 0 || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	ready := map[string]bool{}
+	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
+		ready[cs.Name] = cs.Ready
+	}
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways && !ready[c.Name] {
+			return false
+		}
+	}
+	others := 0
+	for _, c := range p.Spec.Containers {
+		if slices.Contains(optional, c.Name) {
+			continue
+		}
+		if !ready[c.Name] {
+			return false
+		}
+		others++
+	}
+	return others > 0
 }
 
 func podReady(p *corev1.Pod) bool {
