@@ -33,6 +33,9 @@
 // with `publish:` (two names per node, on the dev environment's Knot) and the no-op plan and
 // apply of the published group, counting DNS queries and UPDATEs at a proxy.
 //
+// Waves mode (issue 38), `go run ./bench -waves`, applies one waves file of 50 groups of 4 nodes
+// in 5 waves, against kubectl apply + wait of the same objects wave by wave, and its no-op.
+//
 // Scale mode (issue 17) runs slipway alone, in namespace bench-scale, at each group size:
 //
 //	go run ./bench -scale -sizes 200,1000,2000 -profile -json scale.json -svg scale.svg
@@ -164,6 +167,10 @@ func main() {
 	flag.StringVar(&nsScale, "scale-namespace", nsScale, "scale mode: the namespace (and group) of the group (another bench run on the cluster deletes bench-scale at its start)")
 	publishNS := flag.String("publish-namespace", "bench", "publish mode: the prefix of its two namespaces, <prefix>-plain and <prefix>-publish")
 	realNode := flag.Bool("real", false, "peer mode on the dev cluster's real node: every node really runs there (busybox httpd on 80, init: none), in namespaces of their own (issue 34)")
+	wavesMode := flag.Bool("waves", false, "waves mode: -groups groups of -group-nodes nodes in -wave-count waves, one waves file, against kubectl apply + wait wave by wave (issue 38)")
+	wavesGroups := flag.Int("groups", 50, "waves mode: groups")
+	wavesNodes := flag.Int("group-nodes", 4, "waves mode: nodes per group")
+	wavesCount := flag.Int("wave-count", 5, "waves mode: waves, each group depending on every group of the wave before")
 	devDir := flag.String("dev-dir", "", "run on a core dev cluster of its own in this directory (started as by slipway --dir DIR dev up --core when not running), not on the shared one")
 	flag.Parse()
 	nsPlain, nsPublish = *publishNS+"-plain", *publishNS+"-publish"
@@ -191,6 +198,15 @@ func main() {
 	if b.devDir != "" && b.publish {
 		log.Fatal("-dev-dir: the publish mode needs the publishing parts of the shared dev cluster")
 	}
+	if *wavesMode {
+		if b.scale || b.real {
+			log.Fatal("-waves: runs alone")
+		}
+		b.waves = &wavesSpec{groups: *wavesGroups, nodes: *wavesNodes, waves: *wavesCount}
+		if b.waves.groups < 1 || b.waves.nodes < 1 || b.waves.waves < 1 || b.waves.waves > b.waves.groups {
+			log.Fatalf("-waves: want groups >= waves >= 1 and nodes >= 1")
+		}
+	}
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		log.Fatal(err)
@@ -203,6 +219,12 @@ func main() {
 	if *publish {
 		b.runPublish(ctx)
 		b.printPublish(os.Stdout)
+		writeJSON(b.res, *jsonOut)
+		return
+	}
+	if b.waves != nil {
+		b.runWaves(ctx, *b.waves, *profile)
+		b.printWaves(os.Stdout, *b.waves)
 		writeJSON(b.res, *jsonOut)
 		return
 	}
@@ -235,8 +257,9 @@ type bench struct {
 	waitLimit   time.Duration
 	scale       bool
 	publish     bool
-	devDir      string // -dev-dir: a core dev cluster of its own
-	real        bool   // -real: the nodes run on the real node
+	devDir      string     // -dev-dir: a core dev cluster of its own
+	real        bool       // -real: the nodes run on the real node
+	waves       *wavesSpec // -waves: the waves mode's shape
 
 	env        *devcluster.Env
 	kc         *kube.Client

@@ -51,7 +51,7 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 		return fmt.Errorf("build slipway: %v\n%s", err, out)
 	}
 	log.Printf("built slipway in %.1fs", time.Since(t0).Seconds())
-	if !skipHelm && !b.scale {
+	if !skipHelm && !b.scale && b.waves == nil {
 		if b.helm, err = buildHelm(ctx, filepath.Join(cache, "bin")); err != nil {
 			b.note(fmt.Sprintf("Helm left out: %v", err))
 			log.Printf("Helm left out: %v", err)
@@ -81,10 +81,10 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 			return err
 		}
 	}
-	if b.scale {
-		return nil // each size writes its own group
-	}
 	b.run = run
+	if b.scale || b.waves != nil {
+		return nil // each size writes its own group; the waves mode writes its own
+	}
 	return b.writeInputs(ctx, skipKubectl)
 }
 
@@ -125,8 +125,13 @@ func (b *bench) writeInputs(ctx context.Context, skipKubectl bool) error {
 // prepare renders the group into ns (pushing its images there) and writes the YAML to path,
 // with or without the Namespace object.
 func (b *bench) prepare(ctx context.Context, ns, path string, withNamespace bool) error {
+	return b.renderTo(ctx, b.work, ns, path, withNamespace)
+}
+
+// renderTo is prepare of the group file in dir.
+func (b *bench) renderTo(ctx context.Context, dir, ns, path string, withNamespace bool) error {
 	cmd := exec.CommandContext(ctx, b.slipway, "render", "--push", "-n", ns)
-	cmd.Dir = b.work
+	cmd.Dir = dir
 	cmd.Env = b.toolEnv
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -206,6 +211,8 @@ func randHex() string {
 // namespaces are the namespaces this mode's runs use.
 func (b *bench) namespaces() []string {
 	switch {
+	case b.waves != nil:
+		return b.waves.namespaces()
 	case b.publish:
 		return []string{nsPlain, nsPublish}
 	case b.scale:

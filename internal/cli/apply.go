@@ -84,5 +84,6 @@ func newApplyCmd(g *Globals) *cobra.Command {
 	cmd.Flags().BoolVar(&yes, "yes", false, "apply without asking (required without a terminal)")
 	addLockTimeoutFlag(cmd.Flags(), &lockTimeout)
 	addTargetFlag(cmd.Flags(), g)
+	addKeepClaimsFlag(cmd.Flags(), g)
 	return cmd
 }

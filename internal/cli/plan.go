@@ -81,6 +81,7 @@ func newPlanCmd(g *Globals) *cobra.Command {
 	cmd.Flags().BoolVar(&destroy, "destroy", false, "show what destroy would remove, claims marked destructive; change nothing (also -destroy)")
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE`, for slipway apply FILE (also -out FILE)")
 	addTargetFlag(cmd.Flags(), g)
+	addKeepClaimsFlag(cmd.Flags(), g)
 	return cmd
 }
 

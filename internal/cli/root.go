@@ -81,6 +81,7 @@ type Globals struct {
 	StateTimeout     time.Duration
 	Target           string       // --target of the verbs that take it: spec.TargetAll or an app
 	DeploymentID     string       // --deployment-id: appended to every target's namespace (FR-021)
+	KeepClaims       bool         // --keep-claims of plan and apply: the claims of the nodes removed stay
 	kube             *kube.Client // the cluster connection a waves run shares between its groups
 }
 

@@ -108,7 +108,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 		}
 	}
 	s.engine = engine.New(o)
-	s.target = engine.Target{Group: grp, Namespace: ns, Store: s.backend}
+	s.target = engine.Target{Group: grp, Namespace: ns, Store: s.backend, KeepClaims: g.KeepClaims}
 	if withImages {
 		s.target.Jobs = imageJobs(grp, registry, ns)
 	}

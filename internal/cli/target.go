@@ -21,6 +21,13 @@ func addTargetFlag(f *pflag.FlagSet, g *Globals) {
 	f.StringVar(&g.Target, "target", spec.TargetAll, "`all` nodes into the group's namespace, or one app's nodes into <namespace>-<app>, with a state and lock of its own")
 }
 
+// addKeepClaimsFlag adds --keep-claims to plan and apply: the claims of the nodes the run
+// removes (gone from the file, or moved to another target) stay, as destroy --keep-claims
+// keeps every claim.
+func addKeepClaimsFlag(f *pflag.FlagSet, g *Globals) {
+	f.BoolVar(&g.KeepClaims, "keep-claims", false, "keep the claims (each node's /var/lib) of the nodes removed: gone from the file, or moved to another target as their app changed; their other objects go")
+}
+
 // DeploymentIDValue resolves --deployment-id > SLIPWAY_DEPLOYMENT_ID; "" appends nothing.
 func (g *Globals) DeploymentIDValue() (id, from string) {
 	if g.DeploymentID != "" {
@@ -92,8 +99,12 @@ func moveNotes(p *plan.Plan, grp *spec.Group) []string {
 		if n.App == "" {
 			why = "it names no app now"
 		}
-		notes = append(notes, fmt.Sprintf("node %s moved to target %s (%s): this plan removes it from namespace %s, its claim and /var/lib with it (state.protect stops that); `slipway apply --target %s` creates it in its new namespace",
-			np.Node, to, why, p.Namespace, to))
+		claim := "its claim and /var/lib with it (state.protect stops that; --keep-claims keeps the claim)"
+		if len(np.KeptClaims) > 0 {
+			claim = "but not its claim, which stays there (--keep-claims)"
+		}
+		notes = append(notes, fmt.Sprintf("node %s moved to target %s (%s): this plan removes it from namespace %s, %s; `slipway apply --target %s` creates it in its new namespace",
+			np.Node, to, why, p.Namespace, claim, to))
 	}
 	return notes
 }

@@ -101,11 +101,12 @@ func TestMoveNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &plan.Plan{Namespace: "shop-front", Nodes: []plan.NodePlan{
-		{Node: "web"}, {Node: "db", Removed: true}, {Node: "tools", Removed: true}, {Node: "gone", Removed: true},
+		{Node: "web"}, {Node: "db", Removed: true}, {Node: "tools", Removed: true, KeptClaims: []plan.Key{{Kind: "PersistentVolumeClaim", Namespace: "shop-front", Name: "tools"}}},
+		{Node: "gone", Removed: true},
 	}}
 	want := []string{
-		`node db moved to target data (its app is now data): this plan removes it from namespace shop-front, its claim and /var/lib with it (state.protect stops that); ` + "`slipway apply --target data`" + ` creates it in its new namespace`,
-		`node tools moved to target all (it names no app now): this plan removes it from namespace shop-front, its claim and /var/lib with it (state.protect stops that); ` + "`slipway apply --target all`" + ` creates it in its new namespace`,
+		`node db moved to target data (its app is now data): this plan removes it from namespace shop-front, its claim and /var/lib with it (state.protect stops that; --keep-claims keeps the claim); ` + "`slipway apply --target data`" + ` creates it in its new namespace`,
+		`node tools moved to target all (it names no app now): this plan removes it from namespace shop-front, but not its claim, which stays there (--keep-claims); ` + "`slipway apply --target all`" + ` creates it in its new namespace`,
 	}
 	if d := cmp.Diff(want, moveNotes(p, front)); d != "" {
 		t.Errorf("notes (-want +got):\n%s", d)

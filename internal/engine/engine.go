@@ -91,6 +91,9 @@ type Target struct {
 	Jobs []image.Job
 	// Store holds the group's state; the caller holds its lock for changing verbs.
 	Store state.Store
+	// KeepClaims is apply --keep-claims: the claims of nodes the plan removes stay
+	// (plan.KeepClaims).
+	KeepClaims bool
 }
 
 // rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else the default

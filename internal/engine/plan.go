@@ -130,6 +130,10 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	}
 	p := plan.Compute(in)
 	p.Addresses, p.SecretKey = addrs, key
+	if t.KeepClaims {
+		plan.KeepClaims(p)
+		p.Notes = append(p.Notes, keptNotes(p)...)
+	}
 	if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
 		return nil, err
 	}

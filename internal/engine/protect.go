@@ -43,7 +43,7 @@ func (e *Engine) keepClaimsDone(ctx context.Context, t Target, s *DestroyScope) 
 	}
 	if doc != nil && t.Store != nil {
 		for name, ns := range doc.Nodes {
-			doc.Nodes[name] = &state.NodeState{MachineID: ns.MachineID, Protect: ns.Protect, StateVersion: ns.StateVersion, Copy: ns.Copy}
+			doc.Nodes[name] = keptRecord(ns)
 		}
 		if err := t.Store.Write(context.WithoutCancel(ctx), doc); err != nil {
 			return fmt.Errorf("group %s: its objects but the claims are gone but the state was not written: %w", t.Group.Name, err)

@@ -266,8 +266,12 @@ func (e *Engine) recordAll(d *state.Document, p *plan.Plan, t Target) {
 			ns.PreviousReady = ns.Image.Ref + "@" + ns.Image.Digest
 		}
 	}
-	for name := range d.Nodes {
-		if !keep[name] {
+	for name, ns := range d.Nodes {
+		switch {
+		case keep[name]:
+		case p.Kept(name) && ns != nil:
+			d.Nodes[name] = keptRecord(ns) // its claim stays (apply --keep-claims)
+		default:
 			delete(d.Nodes, name)
 		}
 	}

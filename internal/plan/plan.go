@@ -100,6 +100,9 @@ type NodePlan struct {
 	Node    string   `json:"node"`
 	Changes []Change `json:"changes,omitempty"`
 	Removed bool     `json:"removed,omitempty"` // the node left the group: its objects go
+	// KeptClaims are the claims of a removed node that stay (apply --keep-claims): its state
+	// record stays too, cut to what reattaches them (machine ID, protection, state version).
+	KeptClaims []Key `json:"keptClaims,omitempty"`
 	// Records are the DNS records apply publishes, changes or retires for the node, and
 	// the conflicts that refuse it (SPEC §7).
 	Records []RecordChange `json:"records,omitempty"`
