@@ -24,7 +24,8 @@ import (
 )
 
 func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm bool) error {
-	env, running, err := devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Dir: b.devDir, Core: b.devDir != ""})
+	// The waves mode publishes nothing: it needs no publishing parts, and so does not build them.
+	env, running, err := devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Dir: b.devDir, Core: b.devDir != "" || b.waves != nil})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,7 +73,8 @@ const defaultPushes = 32
 // build or push (destroy, suspend, resume, status).
 func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stderr io.Writer) (*session, error) {
 	grp, ns, err := loadGroup(g)
-	if err != nil {
+	var empty *spec.EmptyTargetError
+	if err != nil && (!errors.As(err, &empty) || grp == nil) {
 		return nil, err
 	}
 	s := &session{g: g, group: grp, ns: ns}
@@ -90,6 +92,17 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 	}
 	if s.backend, err = openState(ctx, g, grp.Name, stderr); err != nil {
 		return nil, err
+	}
+	if empty != nil {
+		// A target no node names any more is one whose last node moved to another app: it
+		// goes on while it has a state (its nodes are to be removed); else it is a typo.
+		doc, err := s.backend.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if doc == nil {
+			return nil, empty
+		}
 	}
 	s.printer = newPrinter(g, stdout, stderr)
 	o := engine.Options{

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 
@@ -49,7 +50,10 @@ func (g *Globals) targetOf(grp *spec.Group) (*spec.Group, string, error) {
 		return nil, "", err
 	}
 	tg, err := grp.ForTarget(g.Target)
-	if err != nil {
+	var empty *spec.EmptyTargetError
+	if errors.As(err, &empty) {
+		tg = empty.Target // returned with err: openSession goes on when its state exists
+	} else if err != nil {
 		return nil, "", err
 	}
 	ns := base
@@ -64,7 +68,7 @@ func (g *Globals) targetOf(grp *spec.Group) (*spec.Group, string, error) {
 		return nil, "", fmt.Errorf("namespace %q of target %s (namespace %s%s) is not a DNS label of at most 63 characters (%d): lowercase letters, digits and '-', starting and ending with a letter or digit",
 			ns, g.targetName(), base, idNote(id, from), len(ns))
 	}
-	return tg, ns, nil
+	return tg, ns, err
 }
 
 func idNote(id, from string) string {

@@ -57,12 +57,25 @@ func (g *Group) ForTarget(target string) (*Group, error) {
 			out.Nodes = append(out.Nodes, n)
 		}
 	}
-	if len(out.Nodes) == 0 {
-		return nil, fmt.Errorf("target %q: no node of group %s (%s) has app %q; targets: %s",
-			target, g.Name, g.File, target, strings.Join(append([]string{TargetAll}, g.Apps()...), ", "))
-	}
 	if !isLabel(out.Name, false) {
 		return nil, fmt.Errorf("target %q: group %s of the target is not a DNS label of at most 63 characters", target, out.Name)
 	}
+	if len(out.Nodes) == 0 {
+		return nil, &EmptyTargetError{Target: &out, App: target,
+			msg: fmt.Sprintf("target %q: no node of group %s (%s) has app %q; targets: %s",
+				target, g.Name, g.File, target, strings.Join(append([]string{TargetAll}, g.Apps()...), ", "))}
+	}
 	return &out, nil
 }
+
+// EmptyTargetError is ForTarget's refusal of an app no node of the file names: a typo, or a
+// target whose last node moved to another app. Target is that target with no nodes, for the
+// verbs that go on with it when a state of it exists (its nodes and objects are then to be
+// removed, or destroyed).
+type EmptyTargetError struct {
+	Target *Group
+	App    string
+	msg    string
+}
+
+func (e *EmptyTargetError) Error() string { return e.msg }
