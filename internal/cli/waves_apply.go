@@ -13,6 +13,7 @@ import (
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/status"
 	"slipway.dev/slipway/internal/ui"
 	"slipway.dev/slipway/internal/waves"
 )
@@ -135,19 +136,30 @@ func wavesApply(cmd *cobra.Command, g *Globals, f *waves.File, yes bool, lockTim
 }
 
 // planForApply plans u for apply and, when it has no changes, looks at its health at once.
+// Both only read, so the look goes beside the plan rather than after it: a no-op run of 50
+// groups waited on the two one after the other (issue 38). A plan with changes drops it.
 func (r *wavesRun) planForApply(ctx context.Context, u *waveUnit) (*plan.Plan, error) {
+	type look struct {
+		st  *status.Group
+		err error
+	}
+	looked := make(chan look, 1)
+	go func() {
+		st, err := u.s.engine.Status(ctx, u.s.target)
+		looked <- look{st, err}
+	}()
 	p, err := u.s.engine.PlanForApply(ctx, u.s.target)
+	l := <-looked
 	if err == nil {
 		p.Notes = append(p.Notes, moveNotes(p, u.s.group)...)
 	}
 	if err != nil || p.HasChanges() {
 		return p, err
 	}
-	st, err := u.s.engine.Status(ctx, u.s.target)
-	if err != nil {
-		return nil, err
+	if l.err != nil {
+		return nil, l.err
 	}
-	u.healthy = len(waves.Unhealthy(st)) == 0
+	u.healthy = len(waves.Unhealthy(l.st)) == 0
 	return p, nil
 }
 

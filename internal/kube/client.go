@@ -47,6 +47,13 @@ type Client struct {
 	gatewayOnce sync.Once // the Gateway API client, made on first use (gateway.go)
 	gateway     gatewayAPI
 	gatewayErr  error
+
+	// Answers that hold for the cluster while the process runs, asked once: every group of a
+	// waves run shares the client, and asked them once each (issue 38: 100 of a no-op's 800
+	// requests were the same /version).
+	mu      sync.Mutex
+	version string // Ping's, once it answered
+	stopSig *bool  // StopSignalSupported's, once it answered
 }
 
 // New connects to the cluster of the kubeconfig file at path (context "" = its current

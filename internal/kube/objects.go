@@ -55,10 +55,19 @@ var optionalKinds = map[schema.GroupVersionKind]bool{ServiceMonitorKind: true, T
 // Ping asks the server for its version: the cheapest proof that it is reachable and that the
 // credentials work.
 func (c *Client) Ping(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	known := c.version
+	c.mu.Unlock()
+	if known != "" {
+		return known, nil // it answered already: the requests that follow say if it no longer does
+	}
 	v, err := c.Clientset.Discovery().ServerVersion()
 	if err != nil {
 		return "", fmt.Errorf("cluster %s: unreachable: %w", c.Config.Host, err)
 	}
+	c.mu.Lock()
+	c.version = v.GitVersion
+	c.mu.Unlock()
 	return v.GitVersion, nil
 }
 

@@ -16,6 +16,22 @@ import (
 // only way to know is to ask. It dry-runs the create of a Deployment in ns, which stores
 // nothing; the Deployment needs no RBAC beyond what apply uses.
 func (c *Client) StopSignalSupported(ctx context.Context, ns string) (bool, error) {
+	c.mu.Lock()
+	known := c.stopSig
+	c.mu.Unlock()
+	if known != nil {
+		return *known, nil // a feature gate of the API server: one answer for every namespace
+	}
+	ok, err := c.stopSignalProbe(ctx, ns)
+	if err == nil {
+		c.mu.Lock()
+		c.stopSig = &ok
+		c.mu.Unlock()
+	}
+	return ok, err
+}
+
+func (c *Client) stopSignalProbe(ctx context.Context, ns string) (bool, error) {
 	sig := corev1.SIGRTMINPLUS3
 	zero := int32(0)
 	labels := map[string]string{spec.LabelName: "slipway-stop-signal-probe"}
