@@ -100,6 +100,8 @@ func (b *bench) waveFile(k int) string {
 
 // runWaves measures slipway's waves file and the peer's script, slipway first.
 func (b *bench) runWaves(ctx context.Context, w wavesSpec, profile bool) {
+	b.n = w.nodes // the Deployments floorTimes finds in each namespace
+	b.res.Nodes = w.groups * w.nodes
 	if err := b.writeWaves(w); err != nil {
 		log.Fatal(err)
 	}
