@@ -12,7 +12,7 @@ import (
 func newDevCmd(_ *Globals) *cobra.Command {
 	var dir string
 	var gates []string
-	var core, publish, noRealNode bool
+	var core, publish, noRealNode, spire bool
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "A local Kubernetes cluster (kwok) and OCI registry for trying slipway out and for tests",
@@ -28,7 +28,7 @@ func newDevCmd(_ *Globals) *cobra.Command {
 			}
 			// The publishing parts (MetalLB, Envoy Gateway) build for about 10 minutes the first
 			// time and only groups with publish: use them: dev up starts them when asked.
-			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: !publish, NoRealNode: noRealNode}
+			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: !publish, NoRealNode: noRealNode, Spire: spire}
 			if cmd.Flags().Changed("feature-gates") {
 				o.FeatureGates = gates
 			}
@@ -51,6 +51,8 @@ func newDevCmd(_ *Globals) *cobra.Command {
 		"without the publishing parts: what dev up does unless --publish (kept for scripts)")
 	up.Flags().BoolVar(&noRealNode, "no-real-node", false,
 		"without the real kubelet node beside the kwok nodes (one per machine: a second cluster beside one that has it)")
+	up.Flags().BoolVar(&spire, "spire", false,
+		"also a SPIRE server, its node's sshd and the spire-agent image (built the first time), for groups with spire:")
 	dev.AddCommand(up, &cobra.Command{
 		Use:   "down",
 		Short: "Stop the dev cluster and remove its data",

@@ -74,14 +74,23 @@ func (b *baseImages) make(ctx context.Context) {
 	}
 }
 
-// busyboxTree is BusyboxRootfs in the cache, keyed by the busybox binary's content.
-func busyboxTree(ctx context.Context, cache string) (string, error) {
+// busyboxKey names a tree made from this machine's busybox binary: busybox-<its digest>.
+func busyboxKey() (string, error) {
 	bin, err := os.ReadFile(BusyboxBinary)
 	if err != nil {
 		return "", fmt.Errorf("%s is missing: install Debian's busybox-static: %w", BusyboxBinary, err)
 	}
 	sum := sha256.Sum256(bin)
-	dir := filepath.Join(cache, "busybox-"+hex.EncodeToString(sum[:])[:12])
+	return "busybox-" + hex.EncodeToString(sum[:])[:12], nil
+}
+
+// busyboxTree is BusyboxRootfs in the cache, keyed by the busybox binary's content.
+func busyboxTree(ctx context.Context, cache string) (string, error) {
+	key, err := busyboxKey()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, key)
 	if _, err := os.Stat(filepath.Join(dir, "bin", "sh")); err == nil {
 		return dir, nil
 	}

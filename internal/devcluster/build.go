@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,8 +57,11 @@ type tool struct {
 	// node tools are the real node's parts (realnode.go): built when dev up starts the node,
 	// not with the cluster's tools nor the publishing parts.
 	node bool
-	tags string // build tags, comma-separated
-	cgo  bool   // CGO_ENABLED=1 (runc's seccomp binds libseccomp)
+	// spire tools are the SPIRE parts (spire.go): built only when dev up is asked for them
+	// (--spire), not with the publishing parts.
+	spire bool
+	tags  string // build tags, comma-separated
+	cgo   bool   // CGO_ENABLED=1 (runc's seccomp binds libseccomp)
 }
 
 // kubeLdflags stamp the Kubernetes version into its binaries: without it the server reports
@@ -84,7 +88,7 @@ var tools = append([]tool{
 		src: map[string][]byte{registryBin + "/main.go": registryLeanMain}},
 	{module: "metallb", from: "go.universe.tf/metallb v0.15.2", pkgs: []string{"go.universe.tf/metallb/controller"}, bins: []string{"metallb-controller"}, ldflags: "-s -w", own: true},
 	{module: "envoy-gateway", from: "github.com/envoyproxy/gateway v1.9.1", pkgs: []string{"github.com/envoyproxy/gateway/cmd/envoy-gateway"}, bins: []string{"envoy-gateway"}, ldflags: "-s -w", own: true},
-}, nodeTools...)
+}, slices.Concat(nodeTools, spireTools)...)
 
 // pinsHash is a short digest of the pinned go.mod and go.sum of the modules keep selects, in
 // the order of the embedded directory (the order the key was first computed in).

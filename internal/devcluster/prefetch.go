@@ -19,10 +19,13 @@ func toolsToBuild(opts Options) []tool {
 	var ts []tool
 	if !opts.Core {
 		for _, t := range tools {
-			if t.own && !t.node {
+			if t.own && !t.node && !t.spire {
 				ts = append(ts, t)
 			}
 		}
+	}
+	if opts.Spire {
+		ts = append(ts, spireTools...)
 	}
 	if !opts.NoRealNode {
 		ts = append(ts, nodeTools...)

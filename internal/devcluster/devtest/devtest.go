@@ -36,3 +36,28 @@ func Env(t testing.TB) *devcluster.Env {
 	}
 	return env
 }
+
+var (
+	spireOnce sync.Once
+	spire     *devcluster.Spire
+	spireErr  error
+)
+
+// Spire returns the running dev cluster and its SPIRE parts (dev up --spire), starting
+// whichever is missing: the first time SPIRE builds for about 8 minutes on 2 cores. It fails
+// the test when they cannot start.
+func Spire(t testing.TB) (*devcluster.Env, *devcluster.Spire) {
+	t.Helper()
+	spireOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+		defer cancel()
+		var e *devcluster.Env
+		if e, _, spireErr = devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Spire: true}); spireErr == nil {
+			spire, spireErr = e.Spire()
+		}
+	})
+	if spireErr != nil {
+		t.Fatalf("dev cluster: SPIRE: %v", spireErr)
+	}
+	return Env(t), spire
+}
