@@ -40,7 +40,7 @@ func TestOwnToolsCachedApart(t *testing.T) {
 		if !regexp.MustCompile(`^/cache/slipway/dev/` + regexp.QuoteMeta(tl.module) + `-[0-9a-f]{12}$`).MatchString(dir) {
 			t.Errorf("cache of %s = %s, want /cache/slipway/dev/%s-<pins>", tl.module, dir, tl.module)
 		}
-		if other, ok := seen[dir]; ok {
+		if other, ok := seen[dir]; ok && other != tl.module { // one module's tools share it (spire)
 			t.Errorf("cache of %s = %s, the same as %s's", tl.module, dir, other)
 		}
 		seen[dir] = tl.module

@@ -27,12 +27,16 @@ const SpireTrustDomain = "slipway.test"
 // name it, so it may use the registration API over TCP.
 const SpireAdminID = "spiffe://" + SpireTrustDomain + "/slipway-dev/admin"
 
-// spireTools are SPIRE's server and agent, built together (cgo: the sqlite datastore).
-var spireTools = []tool{{
-	module: "spire", from: "github.com/spiffe/spire " + SpireVersion,
-	pkgs: []string{"github.com/spiffe/spire/cmd/spire-server", "github.com/spiffe/spire/cmd/spire-agent"},
-	bins: []string{"spire-server", "spire-agent"}, ldflags: "-s -w", own: true, spire: true, cgo: true,
-}}
+// spireTools are SPIRE's server and agent, from one module into one cache directory. The
+// server needs cgo (its sqlite datastore binds SQLite); the agent is built with cgo too, so
+// that it compiles from the packages the server's build left in the Go build cache, and
+// linked statically (glibc's libc.a, from gcc's libc6-dev): the agent image has no C library.
+var spireTools = []tool{
+	{module: "spire", from: "github.com/spiffe/spire " + SpireVersion, pkgs: []string{"github.com/spiffe/spire/cmd/spire-server"},
+		bins: []string{"spire-server"}, ldflags: "-s -w", own: true, spire: true, cgo: true},
+	{module: "spire", from: "github.com/spiffe/spire " + SpireVersion, pkgs: []string{"github.com/spiffe/spire/cmd/spire-agent"},
+		bins: []string{"spire-agent"}, ldflags: "-s -w -linkmode external -extldflags -static", own: true, spire: true, cgo: true},
+}
 
 const (
 	spireServerProc = "spire-server"
@@ -95,11 +99,11 @@ func (e *Env) spireExports() string {
 // buildSpire builds SPIRE's server and agent when they are not cached (about 8 minutes on 2
 // cores the first time) and returns their bin dir.
 func buildSpire(ctx context.Context, progress io.Writer) (string, error) {
-	bin, _, err := ensureTool(ctx, spireTools[0].module, progress)
+	cache, err := toolCacheDir(spireTools[0])
 	if err != nil {
 		return "", err
 	}
-	return filepath.Dir(bin), nil
+	return ensureBuilt(ctx, cache, spireTools, progress)
 }
 
 // ensureSpire starts whichever SPIRE part is not running, beside a running cluster, and

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,27 @@ import (
 // The SPIRE parts of dev up --spire, against the real server, sshd, registry and node.
 func TestSpire(t *testing.T) {
 	env, s := devtest.Spire(t)
+	t.Run("dev env exports the contract's variables", func(t *testing.T) {
+		exports := env.Exports()
+		for v, want := range map[string]string{
+			"SLIPWAY_DEV_SPIRE_ADDR": s.Addr, "SPIRE_ADMIN_CERT_FILE": s.AdminCert, "SPIRE_ADMIN_KEY_FILE": s.AdminKey,
+			"SPIRE_TRUST_BUNDLE_FILE": s.Bundle, "SLIPWAY_DEV_SPIRE_SSH": s.SSH, "SLIPWAY_DEV_SPIRE_HOST_KEY": strconv.Quote(s.HostKey),
+			"SSH_PRIVATE_KEY_FILE": s.SSHKey, "SLIPWAY_DEV_SPIRE_CONFIG_DIR": s.ConfigDir, "SLIPWAY_DEV_SPIRE_AGENT_IMAGE": s.AgentImage,
+		} {
+			if want == "" || want == `""` || !strings.Contains(exports, " "+v+"="+want) && !strings.Contains(exports, "export "+v+"="+want) {
+				t.Errorf("dev env: no %s=%s in\n%s", v, want, exports)
+			}
+		}
+		for _, f := range []string{s.AdminKey, s.SSHKey} {
+			st, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, want 0600", f, st.Mode().Perm())
+			}
+		}
+	})
 	t.Run("admin SVID over TCP", func(t *testing.T) { spireAdmin(t, s) })
 	t.Run("ssh with the dev key", func(t *testing.T) { spireSSH(t, s) })
 	t.Run("agent image", func(t *testing.T) { spireAgentImage(t, s) })
