@@ -280,7 +280,7 @@ func spireFromPod(t *testing.T, env *devcluster.Env, c *kube.Client, s *devclust
 			Tolerations:                   []corev1.Toleration{{Key: devcluster.RealNodeLabel, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 			TerminationGracePeriodSeconds: ptr.To(int64(2)),
 			Containers: []corev1.Container{{Name: "main", Image: s.AgentImage,
-				Command: []string{"/bin/sh", "-c", fmt.Sprintf("nc -w 10 -e /bin/true %s %s && echo reached; %s --version 2>&1", host, port, devcluster.SpireAgentPath)}}},
+				Command: []string{"/bin/sh", "-c", fmt.Sprintf("nc -w 10 %s %s -e /bin/true && echo reached; %s --version 2>&1", host, port, devcluster.SpireAgentPath)}}},
 		},
 	}
 	if _, err := c.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
