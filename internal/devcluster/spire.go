@@ -33,10 +33,14 @@ const SpireAdminID = "spiffe://" + SpireTrustDomain + "/slipway-dev/admin"
 // linked statically (glibc's libc.a, from gcc's libc6-dev): the agent image has no C library.
 var spireTools = []tool{
 	{module: "spire", from: "github.com/spiffe/spire " + SpireVersion, pkgs: []string{"github.com/spiffe/spire/cmd/spire-server"},
-		bins: []string{"spire-server"}, ldflags: "-s -w", own: true, spire: true, cgo: true},
+		bins: []string{"spire-server"}, ldflags: spireLdflags, own: true, spire: true, cgo: true},
 	{module: "spire", from: "github.com/spiffe/spire " + SpireVersion, pkgs: []string{"github.com/spiffe/spire/cmd/spire-agent"},
-		bins: []string{"spire-agent"}, ldflags: "-s -w -linkmode external -extldflags -static", own: true, spire: true, cgo: true},
+		bins: []string{"spire-agent"}, ldflags: spireLdflags + " -linkmode external -extldflags -static", own: true, spire: true, cgo: true},
 }
+
+// spireLdflags stamp the release into the binaries, as SPIRE's own build does: without it they
+// say 1.13.3-dev-unk.
+const spireLdflags = "-s -w -X github.com/spiffe/spire/pkg/common/version.gittag=" + SpireVersion
 
 const (
 	spireServerProc = "spire-server"
