@@ -280,7 +280,7 @@ func TestStopSignalUnsupported(t *testing.T) {
 	if !strings.Contains(string(saved), "systemctl") {
 		t.Fatalf("the group has no init: systemd node: the test proves nothing")
 	}
-	if r := g.MustRun(0, "plan"); strings.Count(r.Stderr, "note: init: systemd pods stop with SIGTERM") != 1 || strings.Contains(r.Stdout, "ContainerStopSignals") {
+	if r := g.MustRun(0, "plan"); strings.Count(r.Stderr, "note: init: systemd pods get no lifecycle.stopSignal") != 1 || strings.Contains(r.Stdout, "ContainerStopSignals") {
 		t.Errorf("plan text: want the note once on stderr, got %s", r)
 	}
 	g.MustRun(0, "apply", "--yes")

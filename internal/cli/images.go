@@ -79,17 +79,17 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 		}
 		return image.Repository(registry, namespace, name)
 	}
-	job := func(name string, img spec.Image, served *[]spec.Port) image.Job {
-		src := imageSource(img, registry, served)
+	job := func(name string, img spec.Image, served *[]spec.Port, init string) image.Job {
+		src := imageSource(img, registry, served, init)
 		src.Context = grp.Dir // the group file's paths stay in its directory while they are read
 		return image.Job{Name: name, Repository: repo(name), Source: src}
 	}
 	var jobs []image.Job
 	for _, n := range grp.Nodes {
-		jobs = append(jobs, job(n.Name, n.Image, &n.Firewall.Served))
+		jobs = append(jobs, job(n.Name, n.Image, &n.Firewall.Served, n.Init))
 		for _, r := range n.Roles {
 			if r.Service != nil {
-				jobs = append(jobs, job(n.Name+"-"+r.Name, r.Service.Image, nil))
+				jobs = append(jobs, job(n.Name+"-"+r.Name, r.Service.Image, nil, ""))
 			}
 			if len(r.SidecarSecrets) > 0 {
 				name := spec.SecretsImageName(n.Name, r.Name)
@@ -112,8 +112,9 @@ func secretsSource() image.Source {
 // slipway builds (rootfs, base+add); an archive is pushed as it is, so its digest stays the one
 // its author made and signed, and a service image serves the role's ports, not the node's.
 // served is nil for a service image. A base in slipway's registry (spec.RegistryPrefix) is
-// named with registry.
-func imageSource(img spec.Image, registry string, served *[]spec.Port) image.Source {
+// named with registry. The image of an `init: systemd` node that slipway builds stops with
+// SIGRTMIN+3 (systemdStopSignal); init is "" for a service image.
+func imageSource(img spec.Image, registry string, served *[]spec.Port, init string) image.Source {
 	src := image.Source{Rootfs: img.Rootfs, Archive: img.Archive, Base: img.BaseIn(registry), Command: img.Command}
 	for _, a := range img.Add {
 		src.Add = append(src.Add, image.AddFile{Src: a.Src, Dst: a.Dst})
@@ -121,8 +122,17 @@ func imageSource(img spec.Image, registry string, served *[]spec.Port) image.Sou
 	if img.Archive == "" && served != nil {
 		src.Labels = map[string]string{image.ServedLabel: servedLabel(*served)}
 	}
+	if img.Archive == "" && init == spec.InitSystemd {
+		src.StopSignal = systemdStopSignal
+	}
 	return src
 }
+
+// systemdStopSignal is the image config's stop signal of `init: systemd` nodes: systemd as
+// PID 1 shuts down on SIGRTMIN+3 and re-executes itself on SIGTERM, the runtime's default. The
+// runtime (containerd's and CRI-O's CRI) sends the image's stop signal when the pod gives
+// none, which is every cluster without the ContainerStopSignals feature (docs/objects.md).
+const systemdStopSignal = "SIGRTMIN+3"
 
 // servedLabel writes ports as `tcp/22,tcp/80,udp/53`.
 func servedLabel(ports []spec.Port) string {

@@ -44,6 +44,11 @@ nodes:
       base: registry.example/base:1
       add: [{src: conf/app.conf, dst: /etc/app.conf}]
       command: [/bin/app]
+  appliance:
+    image: {archive: sso.tar}
+  proxy:
+    image: {rootfs: web/rootfs}
+    init: none
 `), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -55,15 +60,21 @@ nodes:
 		{"registry", "127.0.0.1:5000", []image.Job{
 			{Name: "app", Repository: "127.0.0.1:5000/ns/app", Source: image.Source{
 				Base: "registry.example/base:1", Add: []image.AddFile{{Src: filepath.Join(dir, "conf/app.conf"), Dst: "/etc/app.conf"}},
-				Command: []string{"/bin/app"}, Labels: map[string]string{image.ServedLabel: ""}, Context: dir,
+				Command: []string{"/bin/app"}, Labels: map[string]string{image.ServedLabel: ""}, StopSignal: "SIGRTMIN+3", Context: dir,
+			}},
+			// An archive is pushed as it is: its own stop signal counts.
+			{Name: "appliance", Repository: "127.0.0.1:5000/ns/appliance", Source: image.Source{Archive: filepath.Join(dir, "sso.tar"), Context: dir}},
+			{Name: "proxy", Repository: "127.0.0.1:5000/ns/proxy", Source: image.Source{
+				Rootfs: filepath.Join(dir, "web/rootfs"), Command: []string{"/sbin/init"}, Labels: map[string]string{image.ServedLabel: ""}, Context: dir,
 			}},
 			{Name: "web", Repository: "127.0.0.1:5000/ns/web", Source: image.Source{
-				Rootfs: filepath.Join(dir, "web/rootfs"), Command: []string{"/sbin/init"}, Labels: map[string]string{image.ServedLabel: "tcp/22,tcp/80,udp/53"}, Context: dir,
+				Rootfs: filepath.Join(dir, "web/rootfs"), Command: []string{"/sbin/init"}, Labels: map[string]string{image.ServedLabel: "tcp/22,tcp/80,udp/53"}, StopSignal: "SIGRTMIN+3", Context: dir,
 			}},
 			{Name: "web-sso", Repository: "127.0.0.1:5000/ns/web-sso", Source: image.Source{Archive: filepath.Join(dir, "sso.tar"), Context: dir}},
 		}},
 		{"no registry", "", []image.Job{
-			{Name: "app", Repository: "ns/app"}, {Name: "web", Repository: "ns/web"}, {Name: "web-sso", Repository: "ns/web-sso"},
+			{Name: "app", Repository: "ns/app"}, {Name: "appliance", Repository: "ns/appliance"}, {Name: "proxy", Repository: "ns/proxy"},
+			{Name: "web", Repository: "ns/web"}, {Name: "web-sso", Repository: "ns/web-sso"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

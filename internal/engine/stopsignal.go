@@ -52,13 +52,18 @@ func (e *Engine) stopSignal(ctx context.Context, g *spec.Group, ns string, live 
 	return stopSignalDecision(c.supported, c.err)
 }
 
+// imageStopNote ends the note of a cluster without pod stop signals: the runtime then sends the
+// image's own, which slipway sets on the images it builds for init: systemd (an archive's is
+// its author's).
+const imageStopNote = "they stop with their image's StopSignal (SIGRTMIN+3 in the images slipway builds for them)"
+
 // stopSignalDecision turns what the cluster answered into the render setting and the note.
 func stopSignalDecision(supported bool, err error) (bool, string) {
 	switch {
 	case err != nil:
-		return false, fmt.Sprintf("init: systemd pods stop with SIGTERM, not SIGRTMIN+3: whether the cluster supports container stop signals is unknown (%v)", err)
+		return false, fmt.Sprintf("init: systemd pods get no lifecycle.stopSignal: whether the cluster supports container stop signals is unknown (%v); "+imageStopNote, err)
 	case !supported:
-		return false, "init: systemd pods stop with SIGTERM, not SIGRTMIN+3: the cluster drops lifecycle.stopSignal (its feature gate ContainerStopSignals is off)"
+		return false, "init: systemd pods get no lifecycle.stopSignal, which the cluster drops (its feature gate ContainerStopSignals is off); " + imageStopNote
 	}
 	return true, ""
 }

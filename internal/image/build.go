@@ -138,6 +138,7 @@ type imageConfig struct {
 type containerConfig struct {
 	Entrypoint []string          `json:"Entrypoint,omitempty"`
 	Labels     map[string]string `json:"Labels,omitempty"`
+	StopSignal string            `json:"StopSignal,omitempty"`
 }
 
 type rootFS struct {
@@ -183,7 +184,7 @@ func buildRootfs(ctx context.Context, src Source, epoch time.Time, trees *treeIn
 	cfg := imageConfig{
 		Architecture: "amd64",
 		OS:           "linux",
-		Config:       containerConfig{Entrypoint: cmd, Labels: src.Labels},
+		Config:       containerConfig{Entrypoint: cmd, Labels: src.Labels, StopSignal: src.StopSignal},
 		RootFS:       rootFS{Type: "layers", DiffIDs: []v1.Hash{layer.diffID}},
 		History:      []history{{CreatedBy: "slipway: rootfs"}},
 	}
@@ -279,10 +280,10 @@ func (b *LocalBuilder) buildBase(ctx context.Context, src Source, epoch time.Tim
 	return img, warnings, err
 }
 
-// withConfig sets the command and labels of src on img, leaving img untouched (and its digest
-// the same) when it already has them.
+// withConfig sets the command, labels and stop signal of src on img, leaving img untouched (and
+// its digest the same) when it already has them.
 func withConfig(img v1.Image, src Source, what string) (v1.Image, error) {
-	if len(src.Command) == 0 && len(src.Labels) == 0 {
+	if len(src.Command) == 0 && len(src.Labels) == 0 && src.StopSignal == "" {
 		return img, nil
 	}
 	cf, err := img.ConfigFile()
@@ -293,6 +294,10 @@ func withConfig(img v1.Image, src Source, what string) (v1.Image, error) {
 	changed := false
 	if len(src.Command) > 0 && (!slices.Equal(cf.Config.Entrypoint, src.Command) || len(cf.Config.Cmd) > 0) {
 		cf.Config.Entrypoint, cf.Config.Cmd = slices.Clone(src.Command), nil
+		changed = true
+	}
+	if src.StopSignal != "" && cf.Config.StopSignal != src.StopSignal {
+		cf.Config.StopSignal = src.StopSignal
 		changed = true
 	}
 	for k, v := range src.Labels {

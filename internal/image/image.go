@@ -49,6 +49,11 @@ type Source struct {
 	// (and so its digest) only when they differ from what the archive already holds: leave
 	// them empty to push an archive exactly as it is.
 	Labels map[string]string
+	// StopSignal is the image config's stop signal: the runtime sends it to stop a container
+	// whose pod names none (containerd's and CRI-O's CRI do), e.g. SIGRTMIN+3, on which
+	// systemd as PID 1 shuts down (on SIGTERM it re-executes itself and runs on). Empty: the
+	// image's own. Like Command, it changes an archive only when it differs.
+	StopSignal string
 	// Context is the directory Rootfs, Archive and the Add sources lie in (the group file's):
 	// every read of them goes through it and fails on a link leading out, even one made after
 	// the paths were checked. Empty: no such limit (a caller's own paths).
