@@ -117,6 +117,8 @@ type podEvent struct {
 	// ended: the pod's phase is Succeeded or Failed: its containers stopped and it holds
 	// nothing, as internal/status counts it; the object may outlive that by a moment.
 	ended bool
+	// deleting: the pod has a deletion timestamp (its stop began).
+	deleting bool
 }
 
 // watchPods records every change of the namespace's pods until stop is called.
@@ -139,7 +141,7 @@ func watchPods(t *testing.T, g *Group) (stop func() []podEvent) {
 			}
 			mu.Lock()
 			seen = append(seen, podEvent{at: time.Now(), typ: ev.Type, pod: p.Name, owner: p.Labels["app.kubernetes.io/name"], ready: roPodReady(p),
-				ended: p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed})
+				ended: p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, deleting: p.DeletionTimestamp != nil})
 			mu.Unlock()
 		}
 	}()

@@ -9,8 +9,16 @@ import (
 )
 
 // systemdReady is ready only when systemd reports `running`: `systemctl is-system-running`
-// exits non-zero while starting and when degraded (FR-005), and needs no shell in the image.
-var systemdReady = &spec.Probe{Exec: []string{"systemctl", "is-system-running"}}
+// exits non-zero while starting and when degraded (FR-005). Not ready, it prints the state and
+// the failed units' `systemctl --failed` lines: the kubelet puts a failed probe's output in its
+// event ("Readiness probe failed: system degraded broken.service loaded failed failed …"),
+// which a rollout's failure report shows, so the unit that failed is named. It needs /bin/sh
+// in the image, as every systemd distribution has. No `$(…)`: the kubelet expands `$(NAME)` in
+// an exec probe's command from the container's environment.
+var systemdReady = &spec.Probe{Exec: []string{"/bin/sh", "-c", systemdReadyScript}}
+
+const systemdReadyScript = "state=`systemctl is-system-running` && exit 0; echo system $state; " +
+	"systemctl --failed --no-legend --no-pager --plain --full; exit 1"
 
 // systemdPod gives an init: systemd node's pod and container what systemd as PID 1 needs.
 // systemd mounts nothing without CAP_SYS_ADMIN, and Debian's systemd 252 treats a failed tmpfs
