@@ -58,7 +58,8 @@ func newStateCmd(g *Globals) *cobra.Command {
 
 // stateGroup resolves the name the state is kept under: --group, else the group file's name;
 // with --target <app>, that target's (<group>-<app>, as spec.Group.ForTarget names it). With
-// the group file the app must be one of its nodes'; with --group alone it is taken as given.
+// the group file an app no node names any more is taken as given too: its last node may have
+// moved to another app, leaving its state.
 func stateGroup(g *Globals, flag string) (string, error) {
 	if flag != "" {
 		if !g.perApp() {
@@ -75,6 +76,10 @@ func stateGroup(g *Globals, flag string) (string, error) {
 		return "", fmt.Errorf("%w (name the group with --group)", err)
 	}
 	tg, err := grp.ForTarget(g.Target)
+	var empty *spec.EmptyTargetError
+	if errors.As(err, &empty) {
+		return empty.Target.Name, nil // a target whose last node moved away may still have a state
+	}
 	if err != nil {
 		return "", err
 	}
