@@ -87,7 +87,7 @@ func (b *bench) runPublish(ctx context.Context) {
 			res.OverheadSeconds = first.WallSeconds - res.Rows[0].WallSeconds
 		}
 		if d := run("destroy "+what, "destroy", "--yes"); d.Error != "" {
-			if err := b.kc.DeleteNamespaceAndWait(ctx, ns); err != nil {
+			if err := b.kc.DeleteNamespaceAndWait(ctx, ns, ""); err != nil {
 				log.Printf("delete namespace %s: %v", ns, err)
 			}
 		}

@@ -161,7 +161,7 @@ func (b *bench) scaleSize(ctx context.Context, root string, n int, profile bool)
 	row.Repeats = map[string][]float64{noop.Step: walls(noops), plan.Step: walls(plans)}
 	destroy := b.step(ctx, "slipway", "destroy", b.slipway, "destroy", "--yes")
 	if destroy.Error != "" {
-		if err := b.kc.DeleteNamespaceAndWait(ctx, nsScale); err != nil {
+		if err := b.kc.DeleteNamespaceAndWait(ctx, nsScale, ""); err != nil {
 			log.Printf("delete namespace %s: %v", nsScale, err)
 		}
 	}

@@ -78,7 +78,7 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 	// Leftovers of a killed run of this mode go first; another mode's namespaces may be in use
 	// by a run of that mode beside this one.
 	for _, ns := range b.namespaces() {
-		if err := b.kc.DeleteNamespaceAndWait(ctx, ns); err != nil {
+		if err := b.kc.DeleteNamespaceAndWait(ctx, ns, ""); err != nil {
 			return err
 		}
 	}

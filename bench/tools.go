@@ -53,7 +53,7 @@ func (b *bench) runHelm(ctx context.Context) {
 	b.step(ctx, "helm", "install --wait", b.helm, "install", "bench", chart, "-n", nsHelm, "--create-namespace", "--wait", limit)
 	b.step(ctx, "helm", "no-op upgrade --wait", b.helm, "upgrade", "bench", chart, "-n", nsHelm, "--wait", limit)
 	b.step(ctx, "helm", "uninstall --wait", b.helm, "uninstall", "bench", "-n", nsHelm, "--wait", limit)
-	if err := b.kc.DeleteNamespaceAndWait(ctx, nsHelm); err != nil {
+	if err := b.kc.DeleteNamespaceAndWait(ctx, nsHelm, ""); err != nil {
 		log.Printf("delete namespace %s: %v", nsHelm, err)
 	}
 }

@@ -36,6 +36,8 @@ func newApplyCmd(g *Globals) *cobra.Command {
 				if saved, err = plan.Read(args[0]); err != nil {
 					return err
 				}
+				// A saved plan that moves the group was made with --move-namespace.
+				g.MoveNamespace = g.MoveNamespace || saved.Move != nil
 			}
 			return inSession(cmd, g, true, func(ctx context.Context, s *session) error {
 				return withLock(ctx, g, s.backend, "apply", lockTimeout, func(ctx context.Context) error {
@@ -85,5 +87,6 @@ func newApplyCmd(g *Globals) *cobra.Command {
 	addLockTimeoutFlag(cmd.Flags(), &lockTimeout)
 	addTargetFlag(cmd.Flags(), g)
 	addKeepClaimsFlag(cmd.Flags(), g)
+	addMoveFlag(cmd.Flags(), g)
 	return cmd
 }

@@ -82,6 +82,7 @@ func newPlanCmd(g *Globals) *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "save the plan to `FILE`, for slipway apply FILE (also -out FILE)")
 	addTargetFlag(cmd.Flags(), g)
 	addKeepClaimsFlag(cmd.Flags(), g)
+	addMoveFlag(cmd.Flags(), g)
 	return cmd
 }
 

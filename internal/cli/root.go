@@ -82,6 +82,7 @@ type Globals struct {
 	Target           string       // --target of the verbs that take it: spec.TargetAll or an app
 	DeploymentID     string       // --deployment-id: appended to every target's namespace (FR-021)
 	KeepClaims       bool         // --keep-claims of plan and apply: the claims of the nodes removed stay
+	MoveNamespace    bool         // --move-namespace of plan and apply (issue 35 item 6)
 	kube             *kube.Client // the cluster connection a waves run shares between its groups
 }
 

@@ -78,6 +78,33 @@ func idNote(id, from string) string {
 	return fmt.Sprintf(", deployment id %q from %s", id, from)
 }
 
+// namespaceSource says where the run's namespace came from, for a refusal that names it:
+// the flag or variable or file that set the group's namespace, and the target and deployment
+// id that lengthened it.
+func (g *Globals) namespaceSource(grp *spec.Group) string {
+	from := "the group's name"
+	switch {
+	case g.Namespace != "":
+		from = "-n"
+	case os.Getenv("K8S_NAMESPACE") != "":
+		from = "K8S_NAMESPACE"
+	case grp.Namespace != "":
+		from = "the file's namespace"
+	}
+	if g.perApp() {
+		from += ", target " + g.Target
+	}
+	if id, idFrom := g.DeploymentIDValue(); id != "" {
+		from += ", deployment id " + id + " from " + idFrom
+	}
+	return from
+}
+
+// addMoveFlag adds --move-namespace to plan and apply.
+func addMoveFlag(f *pflag.FlagSet, g *Globals) {
+	f.BoolVar(&g.MoveNamespace, "move-namespace", false, "move the group from the namespace its state records to this run's: made anew here, its objects there but the claims deleted once every node runs ready")
+}
+
 // targetName is the run's target as the operator wrote it.
 func (g *Globals) targetName() string {
 	if g.perApp() {

@@ -139,6 +139,9 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	}
 	rec.mu.Lock()
 	rec.doc.Namespace = p.Namespace
+	if p.Move != nil {
+		rec.doc.MovedFrom = p.Move.From // until its objects there are gone (finishMove)
+	}
 	rec.mu.Unlock()
 
 	r := &run{p: p, t: t, rec: rec, objs: objs, ix: p.Index()}
@@ -164,6 +167,9 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	})
 	if err := ctx.Err(); err != nil && len(failed.m) == 0 {
 		return fmt.Errorf("apply interrupted: %w", err)
+	}
+	if err := e.finishMove(ctx, p, rec, failed); err != nil {
+		return errors.Join(failed.err(), err)
 	}
 	return failed.err()
 }

@@ -89,6 +89,8 @@ type jobRunner interface {
 	// RunJob creates job (after deleting one of that name left by an earlier run), waits up to
 	// limit for it to succeed or fail, and deletes it with its pods.
 	RunJob(ctx context.Context, job *batchv1.Job, limit time.Duration) error
+	// Job reads a Job (nil when none): a plan's ownership check of the removal Job's name.
+	Job(ctx context.Context, ns, name string) (*batchv1.Job, error)
 }
 
 // Cluster is every call the engine makes to Kubernetes.
@@ -99,7 +101,9 @@ type Cluster interface {
 	rolloutWatcher
 	clusterReader
 	publisher
-	DeleteNamespaceAndWait(ctx context.Context, ns string) error
+	// DeleteNamespaceAndWait deletes namespace ns of UID uid (the one judged the group's)
+	// and waits until it is gone.
+	DeleteNamespaceAndWait(ctx context.Context, ns, uid string) error
 }
 
 var _ Cluster = (*kube.Client)(nil)

@@ -30,6 +30,11 @@ type DestroyScope struct {
 	// so that a later apply reattaches the claims.
 	KeepClaims bool
 	Claims     []plan.Key
+	// UIDs are the UIDs of Objects as judged the group's, and NamespaceUID the namespace's
+	// when it goes: each delete carries its UID, so that an object (or a namespace) re-made by
+	// someone else since is not deleted (issue 35 item 17).
+	UIDs         map[plan.Key]string
+	NamespaceUID string
 }
 
 // DestroyOptions are the flags of destroy.
@@ -80,6 +85,9 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if err := refuseLeftRecords(t, doc); err != nil {
 		return nil, err
 	}
+	if doc != nil && doc.MovedFrom != "" {
+		return nil, fmt.Errorf("group %s: its move from namespace %s to %s is not finished (its objects in %s are not all deleted): run `slipway apply` to finish it, then destroy", t.Group.Name, doc.MovedFrom, t.Namespace, doc.MovedFrom)
+	}
 	s := &DestroyScope{Group: t.Group.Name, Namespace: t.Namespace, KeepClaims: o.KeepClaims}
 	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
 	if err != nil || ns == nil {
@@ -101,13 +109,15 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 		}
 	}
 	if own && !o.KeepClaims {
-		s.OwnNamespace = true
+		s.OwnNamespace, s.NamespaceUID = true, string(ns.GetUID())
 		if l, ok := t.Store.(locator); ok && l.Location() == "kubernetes://"+t.Namespace {
 			s.StateLocation = l.Location()
 		}
 		return s, nil
 	}
-	for k := range live {
+	s.UIDs = make(map[plan.Key]string, len(live))
+	for k, u := range live {
+		s.UIDs[k] = string(u.GetUID())
 		if o.KeepClaims && k.Kind == "PersistentVolumeClaim" {
 			s.Claims = append(s.Claims, k)
 			continue
@@ -136,14 +146,14 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 		if f, ok := t.Store.(forgetter); ok && s.StateLocation != "" {
 			f.Forget() // its lock goes with the namespace
 		}
-		if err := e.o.Kube.DeleteNamespaceAndWait(ctx, t.Namespace); err != nil {
+		if err := e.o.Kube.DeleteNamespaceAndWait(ctx, t.Namespace, s.NamespaceUID); err != nil {
 			return s, err
 		}
 		e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("namespace %s is gone (%s)", t.Namespace, time.Since(start).Round(100*time.Millisecond))})
 	case len(s.Objects) > 0:
 		changes := make([]plan.Change, len(s.Objects))
 		for i, k := range s.Objects {
-			changes[i] = plan.Change{Key: k, Action: plan.Delete}
+			changes[i] = plan.Change{Key: k, Action: plan.Delete, UID: s.UIDs[k]}
 		}
 		if err := e.deleteAll(ctx, changes); err != nil {
 			return s, err

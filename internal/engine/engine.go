@@ -94,6 +94,11 @@ type Target struct {
 	// KeepClaims is apply --keep-claims: the claims of nodes the plan removes stay
 	// (plan.KeepClaims).
 	KeepClaims bool
+	// NamespaceFrom says where Namespace came from ("-n", "K8S_NAMESPACE", …), for the
+	// refusal of a namespace other than the state's; MoveNamespace is --move-namespace: the
+	// run moves the group there instead (issue 35 item 6).
+	NamespaceFrom string
+	MoveNamespace bool
 }
 
 // rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else the default

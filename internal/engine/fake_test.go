@@ -42,6 +42,9 @@ type fakeCluster struct {
 	pub    fakePublish    // the Gateway, its controller and the load balancer (fakepublish_test.go)
 	jobs   []*batchv1.Job // the Jobs run, in order
 	jobErr error          // what RunJob returns
+	// liveJobs are Jobs in the cluster by namespace/name, as Job reads them (someone else's
+	// removal Job, say).
+	liveJobs map[string]*batchv1.Job
 	// bindNow: claims bind as they are made (an Immediate StorageClass); bound holds the
 	// phase each claim reached (a claim not there is Pending) and Bind changes it.
 	bindNow bool
@@ -408,11 +411,21 @@ func (f *fakeCluster) ListWorkloads(context.Context, string, string) (*kube.Work
 	return nil, fmt.Errorf("fake cluster: ListWorkloads not played")
 }
 
-func (f *fakeCluster) DeleteNamespaceAndWait(context.Context, string) error {
+func (f *fakeCluster) DeleteNamespaceAndWait(context.Context, string, string) error {
 	return fmt.Errorf("fake cluster: DeleteNamespaceAndWait not played")
 }
 
 func applyOptions() kube.ApplyOptions { return kube.ApplyOptions{Force: true} }
+
+// Job reads a Job of liveJobs.
+func (f *fakeCluster) Job(_ context.Context, ns, name string) (*batchv1.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j := f.liveJobs[ns+"/"+name]; j != nil {
+		return j.DeepCopy(), nil
+	}
+	return nil, nil
+}
 
 // RunJob plays a Job that runs to its end: it records the Job and fails with jobErr.
 func (f *fakeCluster) RunJob(_ context.Context, job *batchv1.Job, _ time.Duration) error {

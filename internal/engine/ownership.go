@@ -2,13 +2,18 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"slices"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
 )
 
 // listSplit lists the objects of the kinds slipway makes in ns and splits them into the
@@ -62,4 +67,29 @@ func (e *Engine) blockedNodes(p *plan.Plan) map[string]error {
 		}
 	}
 	return failed
+}
+
+// foreignJobs reads, for each node of t whose volume the state says holds a copy, the Job
+// named as its removal Job (<node>-state) and returns those slipway did not make for the
+// group: a plan that would remove the copy shows each as a conflict (issue 35 item 3). A
+// plan reads them only for held copies, so a group without one costs no request.
+func (e *Engine) foreignJobs(ctx context.Context, t Target, doc *state.Document) (map[string]plan.Object, error) {
+	out := map[string]plan.Object{}
+	if doc == nil {
+		return out, nil
+	}
+	for _, node := range slices.Sorted(maps.Keys(doc.Nodes)) {
+		if doc.Nodes[node].Copy == nil || t.Group.Node(node) == nil {
+			continue
+		}
+		j, err := e.o.Kube.Job(ctx, t.Namespace, render.StateJobName(node))
+		if err != nil {
+			return nil, err
+		}
+		if j != nil && !kube.JobOwnedBy(j.Labels, t.Group.Name) {
+			j.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+			out[node] = j
+		}
+	}
+	return out, nil
 }

@@ -61,14 +61,6 @@ func (e *Engine) checkOwner(ctx context.Context, group, ns string) error {
 	return nil
 }
 
-// readState reads the state document of t, nil when none.
-func readState(ctx context.Context, t Target) (*state.Document, error) {
-	if t.Store == nil {
-		return nil, nil
-	}
-	return t.Store.Read(ctx)
-}
-
 // Plan computes what Apply would do. It builds the images (to know their digests) and asks
 // the registry which it lacks, but pushes nothing and writes nothing.
 func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
@@ -118,6 +110,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	in.Suspended, in.Images, in.MachineIDs = suspended, images, ids
 	stateInput(&in, doc)
 	migrationInput(&in, versions, doc)
+	if in.ForeignJobs, err = e.foreignJobs(ctx, t, doc); err != nil {
+		return nil, err
+	}
 	for _, n := range t.Group.Nodes {
 		if d := l.live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}]; d != nil {
 			in.RunningImages[n.Name] = liveContainerImage(d, render.ContainerNode)
@@ -145,6 +140,12 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	p.Notes = append(p.Notes, secretsNotes...)
 	if err := e.planDNS(ctx, t, doc, p); err != nil {
 		return nil, err
+	}
+	if p.Move, err = e.planMove(ctx, t, doc); err != nil {
+		return nil, err
+	}
+	if p.Move != nil {
+		p.Notes = append(p.Notes, moveNote(p))
 	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	return p, nil

@@ -62,7 +62,7 @@ func (e *Engine) RecordSecretKey(ctx context.Context, t Target) ([]byte, error) 
 	if !t.Group.HasOwnSecrets() {
 		return nil, nil
 	}
-	doc, err := readState(ctx, t)
+	doc, err := readAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func TestClaimsAgainstDevCluster(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: ns}}, kube.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns) })
+	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns, "") })
 	w, err := c.Watch(ctx, ns)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,25 @@ func (c *Client) RunJob(ctx context.Context, job *batchv1.Job, limit time.Durati
 
 // sameOwner reports whether a live Job's labels say slipway made it for the group want names.
 func sameOwner(live, want map[string]string) bool {
-	return live[spec.LabelManagedBy] == spec.ManagedBy && live[spec.LabelGroup] == want[spec.LabelGroup]
+	return JobOwnedBy(live, want[spec.LabelGroup])
+}
+
+// JobOwnedBy reports whether a Job's labels say slipway made it for group: the ownership
+// check a plan (a conflict) and RunJob (a refusal) share.
+func JobOwnedBy(labels map[string]string, group string) bool {
+	return labels[spec.LabelManagedBy] == spec.ManagedBy && labels[spec.LabelGroup] == group
+}
+
+// Job reads Job ns/name; nil when there is none.
+func (c *Client) Job(ctx context.Context, ns, name string) (*batchv1.Job, error) {
+	j, err := c.Clientset.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", qualified(ns, name), err)
+	}
+	return j, nil
 }
 
 // deleteJob deletes Job name of UID uid (the one judged: a Job re-made since by someone else

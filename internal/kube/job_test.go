@@ -29,7 +29,7 @@ func TestRunJobRefusesSomeoneElsesJob(t *testing.T) {
 	if err := c.EnsureNamespace(ctx, ns, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns) })
+	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns, "") })
 	job := func(labels map[string]string) *batchv1.Job {
 		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "web-state", Namespace: ns, Labels: labels},
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{

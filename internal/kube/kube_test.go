@@ -47,7 +47,7 @@ func TestClientAgainstDevCluster(t *testing.T) {
 	if _, err := c.Apply(ctx, nsObj, kube.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns) })
+	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns, "") })
 
 	// A dry run stores nothing.
 	if _, err := c.Apply(ctx, deployment(ns, "dry"), kube.ApplyOptions{DryRun: true}); err != nil {

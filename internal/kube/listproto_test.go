@@ -50,7 +50,7 @@ func TestListAsProtobufMatchesJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns) })
+	t.Cleanup(func() { _ = c.DeleteNamespaceAndWait(context.Background(), ns, "") })
 	listed := 0
 	for _, gvk := range kube.ManagedKinds {
 		if !kube.IsBuiltIn(gvk) {

@@ -185,10 +185,17 @@ func gvkOf(kind string) (schema.GroupVersionKind, error) {
 	return schema.GroupVersionKind{}, fmt.Errorf("kind %s: not one slipway manages", kind)
 }
 
-// DeleteNamespaceAndWait deletes ns and waits (watching) until it is gone.
-func (c *Client) DeleteNamespaceAndWait(ctx context.Context, ns string) error {
+// DeleteNamespaceAndWait deletes ns and waits (watching) until it is gone. With uid, the UID
+// of the namespace judged, one re-made since by someone else is not deleted (the server
+// refuses with a conflict), and the wait ends once the judged one is gone (issue 35).
+func (c *Client) DeleteNamespaceAndWait(ctx context.Context, ns, uid string) error {
 	nsc := c.Clientset.CoreV1().Namespaces()
-	err := nsc.Delete(ctx, ns, metav1.DeleteOptions{})
+	opts := metav1.DeleteOptions{}
+	if uid != "" {
+		u := types.UID(uid)
+		opts.Preconditions = &metav1.Preconditions{UID: &u}
+	}
+	err := nsc.Delete(ctx, ns, opts)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -197,7 +204,7 @@ func (c *Client) DeleteNamespaceAndWait(ctx context.Context, ns string) error {
 	}
 	for {
 		cur, err := nsc.Get(ctx, ns, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) || err == nil && uid != "" && string(cur.UID) != uid {
 			return nil
 		}
 		if err != nil {

@@ -40,13 +40,22 @@ func addMigrations(p *Plan, in Input) {
 		// in this run needs the place, and a failed one must not put it back.
 		if cp, held := in.Copies[np.Node]; held && cp.To == had && cp.From != had {
 			np.RemoveCopy = &cp
+			if j := in.ForeignJobs[np.Node]; j != nil {
+				np.Changes = append(np.Changes, jobConflict(removeCopyJob(in.Namespace, np.Node), j, in.Group, np.Node))
+			}
 		}
 	}
 }
 
 // removeCopy is the step that removes a node's copy once the data is at version.
 func removeCopy(ns, node, version string, limit time.Duration) Step {
-	return Step{Kind: StepRemoveCopy, Node: node, Object: &Key{Kind: "Job", Namespace: ns, Name: spec.ClaimName(node)}, StateVersion: version, Limit: limit}
+	k := removeCopyJob(ns, node)
+	return Step{Kind: StepRemoveCopy, Node: node, Object: &k, StateVersion: version, Limit: limit}
+}
+
+// removeCopyJob is the key of the Job that removes node's copy: named as its claim.
+func removeCopyJob(ns, node string) Key {
+	return Key{Kind: "Job", Namespace: ns, Name: spec.ClaimName(node)}
 }
 
 // migrationText is "1 -> 2", "none -> 2" for a node that had no version.

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,58 @@ func TestMigrations(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantSteps, kinds); diff != "" {
 				t.Errorf("steps (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRemoveCopyForeignJob (issue 35 item 3): a Job named as a node's removal Job that
+// slipway did not make for the group is a conflict of the plan that would remove the copy,
+// and apply is refused before any change.
+func TestRemoveCopyForeignJob(t *testing.T) {
+	job := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": "web-state", "namespace": "demo", "resourceVersion": "7", "labels": map[string]any{"app": "backup"}},
+	}}
+	for _, tc := range []struct {
+		name     string
+		want     string
+		copy     *Copy
+		conflict bool
+	}{
+		{name: "the copy left is removed", want: "2", copy: &Copy{From: "1", To: "2"}, conflict: true},
+		{name: "the copy left is removed before a migration", want: "3", copy: &Copy{From: "1", To: "2"}, conflict: true},
+		{name: "no copy to remove: the Job is none of the plan's business", want: "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := Key{Kind: "Deployment", Namespace: "demo", Name: "web"}
+			in := Input{Group: "demo", Namespace: "demo",
+				Desired:  []*unstructured.Unstructured{deployment("web", tc.want)},
+				Live:     map[Key]*unstructured.Unstructured{key: deployment("web", "2")},
+				Versions: map[string]string{"web": tc.want}, StateVersions: map[string]string{"web": "2"},
+				Copies: map[string]Copy{}, ForeignJobs: map[string]Object{"web": job}}
+			if tc.copy != nil {
+				in.Copies["web"] = *tc.copy
+			}
+			p := Compute(in)
+			err := p.Blocked()
+			if !tc.conflict {
+				if err != nil {
+					t.Fatalf("Blocked = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "Job demo/web-state exists and slipway did not make it: apply removes node web's copy of /var/lib with a Job of that name and will not delete this one") {
+				t.Errorf("Blocked = %v, want the Job named as a conflict", err)
+			}
+			if c := p.Counts(); c.Conflict != 1 {
+				t.Errorf("conflicts counted: %d, want 1", c.Conflict)
+			}
+			g := stepsGroup()
+			g.Nodes = g.Nodes[:1]
+			g.Nodes[0].Name = "web"
+			if steps := BuildSteps(p, g, func(*spec.Node) time.Duration { return time.Minute }).Node("web"); len(steps) > 0 {
+				t.Errorf("steps of a plan with a conflict: %v, want none (apply refuses before any change)", steps)
 			}
 		})
 	}

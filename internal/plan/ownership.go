@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/spec"
@@ -11,13 +12,24 @@ import (
 
 // conflict is the change of a desired object whose name a live object slipway did not make
 // for group already holds: apply must not take it over (issue 11 item 4).
-func conflict(k Key, live *unstructured.Unstructured, group string) Change {
-	who := "slipway did not make it"
-	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != group {
-		who = "it belongs to group " + owner
-	}
+func conflict(k Key, live metav1.Object, group string) Change {
 	return Change{Key: k, Action: Conflict, ResourceVersion: live.GetResourceVersion(),
-		Reason: fmt.Sprintf("%s exists and %s: apply will not take it over; delete or rename it, or deploy the group to another namespace", k, who)}
+		Reason: fmt.Sprintf("%s exists and %s: apply will not take it over; delete or rename it, or deploy the group to another namespace", k, notOurs(live, group))}
+}
+
+// jobConflict is the change of node's removal Job when a Job of its name is someone else's:
+// apply would have to delete it to remove the node's copy of /var/lib (issue 35 item 3).
+func jobConflict(k Key, live metav1.Object, group, node string) Change {
+	return Change{Key: k, Action: Conflict, ResourceVersion: live.GetResourceVersion(),
+		Reason: fmt.Sprintf("%s exists and %s: apply removes node %s's copy of /var/lib with a Job of that name and will not delete this one; delete or rename it, and apply again", k, notOurs(live, group), node)}
+}
+
+// notOurs says whose a live object is that slipway did not make for group.
+func notOurs(live metav1.Object, group string) string {
+	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != group {
+		return "it belongs to group " + owner
+	}
+	return "slipway did not make it"
 }
 
 // terminating is the change of a desired object that someone is deleting: apply would update

@@ -153,6 +153,9 @@ type Plan struct {
 	// Steps are what apply does, in order (BuildSteps); nil in a plan read from a file
 	// saved before steps were planned.
 	Steps *Steps `json:"steps,omitempty"`
+	// Move is the group's move from the namespace its state records (or a move not
+	// finished yet) to Namespace; nil when there is none.
+	Move *Move `json:"move,omitempty"`
 }
 
 // Counts sums up a plan.
@@ -165,6 +168,8 @@ type Counts struct {
 	Records, RecordConflicts int
 	// Migrate counts state migrations, RemoveCopy copies of /var/lib apply removes.
 	Migrate, RemoveCopy int
+	// Move is 1 when the group moves namespace (its deletions there count in Delete).
+	Move int
 }
 
 // Counts returns the totals of the plan.
@@ -205,6 +210,9 @@ func (p *Plan) Counts() Counts {
 		if n.RemoveCopy != nil {
 			c.RemoveCopy++
 		}
+	}
+	if p.Move != nil {
+		c.Move, c.Delete = 1, c.Delete+len(p.Move.Delete)
 	}
 	return c
 }
@@ -315,4 +323,8 @@ type Input struct {
 	// /var/lib the state says its volume may hold (SPEC §6a).
 	Versions, StateVersions map[string]string
 	Copies                  map[string]Copy
+	// ForeignJobs maps a node to the live Job named as its copy's removal Job (<node>-state)
+	// when slipway did not make it for the group: a removal of the copy is then a conflict
+	// (issue 35 item 3), never a delete of someone else's Job.
+	ForeignJobs map[string]Object
 }

@@ -27,11 +27,14 @@ const CurrentVersion = 1
 
 // Document is one group's state.
 type Document struct {
-	Version   int                   `json:"version"`
-	Lineage   string                `json:"lineage"`
-	Serial    int64                 `json:"serial"`
-	Group     string                `json:"group"`
-	Namespace string                `json:"namespace,omitempty"`
+	Version   int    `json:"version"`
+	Lineage   string `json:"lineage"`
+	Serial    int64  `json:"serial"`
+	Group     string `json:"group"`
+	Namespace string `json:"namespace,omitempty"`
+	// MovedFrom is the namespace the group is moving from (`apply --move-namespace`) while
+	// its objects there are not all removed: the next apply removes them (issue 35 item 6).
+	MovedFrom string                `json:"movedFrom,omitempty"`
 	Nodes     map[string]*NodeState `json:"nodes,omitempty"`
 	// SecretKey is the group's random key (base64) that the hashes of its Secrets' values are
 	// keyed with (spec.KeyedHash, issue 35 item 5): made once, by the first apply, render or

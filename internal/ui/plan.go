@@ -121,6 +121,12 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		writeMigration(w, pal, np)
 		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
+	if m := p.Move; m != nil {
+		fmt.Fprintf(w, "\n  namespace %s (the group moves out once every node runs ready in %s; its claims stay):\n", m.From, p.Namespace)
+		for _, ch := range m.Delete {
+			writeChange(w, pal, ch)
+		}
+	}
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	plain := func(s string) string { return s }
 	for _, x := range []struct {

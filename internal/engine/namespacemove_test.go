@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// TestCheckNamespace (issue 35 item 6): a state that records another namespace than the run's
+// is refused, naming both and where the run's came from, unless the run moves the group; a
+// state without one (written before slipway recorded it) is not.
+func TestCheckNamespace(t *testing.T) {
+	g := &spec.Group{Name: "demo"}
+	for _, tc := range []struct {
+		name    string
+		doc     *state.Document
+		move    bool
+		refused bool
+	}{
+		{name: "no state", doc: nil},
+		{name: "a state without a namespace", doc: &state.Document{Group: "demo"}},
+		{name: "the same namespace", doc: &state.Document{Group: "demo", Namespace: "b"}},
+		{name: "another namespace", doc: &state.Document{Group: "demo", Namespace: "a"}, refused: true},
+		{name: "another namespace, moved", doc: &state.Document{Group: "demo", Namespace: "a"}, move: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkNamespace(tc.doc, Target{Group: g, Namespace: "b", Store: &memStore{}, NamespaceFrom: "K8S_NAMESPACE", MoveNamespace: tc.move})
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("checkNamespace = %v, want nil", err)
+				}
+				return
+			}
+			var ne *NamespaceError
+			if !errors.As(err, &ne) {
+				t.Fatalf("checkNamespace = %v, want a *NamespaceError", err)
+			}
+			for _, want := range []string{"group demo: the state (mem://test) records namespace a, but this run's namespace is b (from K8S_NAMESPACE)", "nothing was changed", "Run it with namespace a", "slipway apply --move-namespace"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestMoveSource: the namespace a plan moves the group from.
+func TestMoveSource(t *testing.T) {
+	g := &spec.Group{Name: "demo"}
+	for _, tc := range []struct {
+		name, namespace, movedFrom string
+		dns                        bool // the state lists published records
+		want, err                  string
+	}{
+		{name: "published records", namespace: "a", dns: true, err: "node web has published DNS records (web.dev.test): they name namespace a as their owner"},
+		{name: "no move", namespace: "b"},
+		{name: "moved by this run", namespace: "a", want: "a"},
+		{name: "a move not finished", namespace: "b", movedFrom: "a", want: "a"},
+		{name: "moved back before the move finished", namespace: "b", movedFrom: "c", want: "c"},
+		{name: "back where it came from", namespace: "a", movedFrom: "b", want: "a"},
+		{name: "a second move before the first finished", namespace: "c", movedFrom: "a", err: "its move from namespace a to c is not finished"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := &state.Document{Group: "demo", Namespace: tc.namespace, MovedFrom: tc.movedFrom, Nodes: map[string]*state.NodeState{"web": {}}}
+			if tc.dns {
+				doc.Nodes["web"].DNS = []state.DNSRecord{{Name: "web.dev.test", Kind: "address"}}
+			}
+			got, err := moveSource(doc, Target{Group: g, Namespace: "b", MoveNamespace: true})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("moveSource = %q, %v; want an error with %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("moveSource = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDestroyRefusesAnotherNamespace: destroy of a namespace the state does not record
+// deletes nothing there and keeps the state; nor does destroy go on while a move is not
+// finished.
+func TestDestroyRefusesAnotherNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  state.Document
+		want string
+	}{
+		{name: "another namespace", doc: state.Document{Group: "demo", Namespace: "a"}, want: "records namespace a, but this run's namespace is b"},
+		{name: "a move not finished", doc: state.Document{Group: "demo", Namespace: "b", MovedFrom: "a"}, want: "its move from namespace a to b is not finished"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeCluster()
+			store := &memStore{doc: &tc.doc}
+			_, err := New(Options{Kube: f}).Destroy(context.Background(), Target{Group: &spec.Group{Name: "demo"}, Namespace: "b", Store: store}, DestroyOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("destroy = %v, want a refusal with %q", err, tc.want)
+			}
+			if d := cmp.Diff([]string(nil), f.Calls()); d != "" {
+				t.Errorf("calls (-want +got):\n%s", d)
+			}
+			if store.doc == nil || store.writes != 0 {
+				t.Errorf("the state after a refused destroy: %+v, %d writes", store.doc, store.writes)
+			}
+		})
+	}
+}
