@@ -143,9 +143,9 @@ nodes:
     {{REAL}}
     roles:
       sso:
-        service: {image: {archive: build/sso.tar, command: [/bin/httpd, -f, -p, "8080", -h, /tmp]}}
+        service: {image: {archive: build/sso.tar, command: [/usr/sbin/httpd, -f, -p, "8080", -h, /tmp]}}
         probes:
-          readiness: {tcp: 8080}
+          startup: {tcp: 8080}
         companion: true
 `
 

@@ -227,9 +227,9 @@ nodes:
       openbao: {address: "{{ADDR}}", {{CA}}role: {{GROUP}}-web, pollInterval: 1s}
     roles:
       sso:
-        service: {image: {archive: build/sso.tar, command: [/bin/httpd, -f, -p, "8080", -h, /tmp]}}
+        service: {image: {archive: build/sso.tar, command: [/usr/sbin/httpd, -f, -p, "8080", -h, /tmp]}}
         probes:
-          readiness: {tcp: 8080}
+          startup: {tcp: 8080}
         sidecarSecrets:
           pw: {path: {{GROUP}}/db, key: password, restart: true}
           app.conf: {path: {{GROUP}}/db, template: "user={{ .user }}\n"}
