@@ -60,8 +60,14 @@ type tool struct {
 	// spire tools are the SPIRE parts (spire.go): built only when dev up is asked for them
 	// (--spire), not with the publishing parts.
 	spire bool
-	tags  string // build tags, comma-separated
-	cgo   bool   // CGO_ENABLED=1 (runc's seccomp binds libseccomp)
+	// secrets tools are built only for dev up --secrets (vault.go), not with the publishing
+	// parts.
+	secrets bool
+	tags    string // build tags, comma-separated
+	cgo     bool   // CGO_ENABLED=1 (runc's seccomp binds libseccomp)
+	// prepare, when set, runs in the tool's module directory after its go.mod is written and
+	// before anything is built: it lays out what the pins point to (vault's patched sdk).
+	prepare func(ctx context.Context, src string) error
 }
 
 // kubeLdflags stamp the Kubernetes version into its binaries: without it the server reports
@@ -88,7 +94,7 @@ var tools = append([]tool{
 		src: map[string][]byte{registryBin + "/main.go": registryLeanMain}},
 	{module: "metallb", from: "go.universe.tf/metallb v0.15.2", pkgs: []string{"go.universe.tf/metallb/controller"}, bins: []string{"metallb-controller"}, ldflags: "-s -w", own: true},
 	{module: "envoy-gateway", from: "github.com/envoyproxy/gateway v1.9.1", pkgs: []string{"github.com/envoyproxy/gateway/cmd/envoy-gateway"}, bins: []string{"envoy-gateway"}, ldflags: "-s -w", own: true},
-}, slices.Concat(nodeTools, spireTools)...)
+}, slices.Concat(nodeTools, spireTools, []tool{vaultTool})...)
 
 // pinsHash is a short digest of the pinned go.mod and go.sum of the modules keep selects, in
 // the order of the embedded directory (the order the key was first computed in).
@@ -254,6 +260,11 @@ func buildTool(ctx context.Context, goBin, cache, bin string, t tool, progress i
 	src := filepath.Join(cache, "src", t.module)
 	if err := writeModule(src, t); err != nil {
 		return err
+	}
+	if t.prepare != nil {
+		if err := t.prepare(ctx, src); err != nil {
+			return fmt.Errorf("dev cluster: build of %s: %w", t.from, err)
+		}
 	}
 	tmp := filepath.Join(cache, "bin.tmp-"+t.module)
 	_ = os.RemoveAll(tmp)

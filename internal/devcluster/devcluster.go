@@ -43,6 +43,11 @@ type Env struct {
 	// NoRealNode then says why (a test that needs the node fails with it).
 	RealNode   string `json:"realNode,omitempty"`
 	NoRealNode string `json:"noRealNode,omitempty"`
+	// OpenBaoAddr is the secrets server's URL (vault.go; dev up --secrets), OpenBaoCAFile the
+	// CA of its certificate, OpenBaoTokenFile the file (0600) holding its root token.
+	OpenBaoAddr      string `json:"openbaoAddr,omitempty"`
+	OpenBaoCAFile    string `json:"openbaoCAFile,omitempty"`
+	OpenBaoTokenFile string `json:"openbaoTokenFile,omitempty"`
 
 	node *realNodePlan // the real node dev up starts with the cluster
 }
@@ -72,7 +77,7 @@ func DefaultDir() (string, error) {
 // Exports is the shell text that points slipway, kubectl and client-go at the cluster.
 func (e *Env) Exports() string {
 	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s PATH=%s:$PATH\n",
-		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports() + e.realNodeExports() + e.spireExports()
+		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports() + e.realNodeExports() + e.spireExports() + e.secretsExports()
 }
 
 // save writes e to cluster.json, which Load reads.
@@ -135,6 +140,8 @@ type Options struct {
 	// Spire also starts the SPIRE parts (spire.go): a SPIRE server, its node's sshd and the
 	// agent image, built the first time (about 8 minutes on 2 cores).
 	Spire bool
+	// Secrets also starts the secrets server (vault.go), building it the first time.
+	Secrets bool
 }
 
 // Up starts the dev cluster in opts.Dir, or finds it running there (running = true).
@@ -165,6 +172,12 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	var spireBin string
 	if opts.Spire { // built before the lock too
 		if spireBin, err = buildSpire(ctx, opts.Progress); err != nil {
+			return nil, false, err
+		}
+	}
+	var secretsBin string
+	if opts.Secrets { // built before the lock too
+		if secretsBin, _, err = ensureTool(ctx, vaultTool.module, opts.Progress); err != nil {
 			return nil, false, err
 		}
 	}
@@ -202,6 +215,11 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		}
 		if opts.Spire {
 			if err := e.ensureSpire(ctx, spireBin, opts.Progress); err != nil {
+				return nil, false, err
+			}
+		}
+		if opts.Secrets {
+			if err := e.ensureSecrets(ctx, secretsBin, opts.Progress); err != nil {
 				return nil, false, err
 			}
 		}
@@ -251,6 +269,12 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, err
 		}
 	}
+	if opts.Secrets {
+		if err := e.ensureSecrets(ctx, secretsBin, opts.Progress); err != nil {
+			_, _ = stopAll(opts.Dir)
+			return nil, false, err
+		}
+	}
 	return e, false, nil
 }
 
@@ -296,6 +320,9 @@ func stopAll(dir string) (int, error) {
 		}
 	}
 	stopped := 0
+	if stopSecrets(dir) {
+		stopped++
+	}
 	if stopRealNode(dir, filepath.Join(binDir, "kubectl"), filepath.Join(dir, "kubeconfig"), io.Discard) {
 		stopped++
 	}

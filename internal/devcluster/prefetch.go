@@ -19,13 +19,16 @@ func toolsToBuild(opts Options) []tool {
 	var ts []tool
 	if !opts.Core {
 		for _, t := range tools {
-			if t.own && !t.node && !t.spire {
+			if t.own && !t.node && !t.spire && !t.secrets {
 				ts = append(ts, t)
 			}
 		}
 	}
 	if opts.Spire {
 		ts = append(ts, spireTools...)
+	}
+	if opts.Secrets {
+		ts = append(ts, vaultTool)
 	}
 	if !opts.NoRealNode {
 		ts = append(ts, nodeTools...)
@@ -67,6 +70,9 @@ func prefetch(ctx context.Context, goBin string, ts []tool) <-chan struct{} {
 		for _, t := range ts[1:] {
 			dir := filepath.Join(base, "prefetch", t.module)
 			if ctx.Err() != nil || writeModule(dir, t) != nil {
+				continue
+			}
+			if t.prepare != nil && t.prepare(ctx, dir) != nil {
 				continue
 			}
 			cmd := exec.CommandContext(ctx, goBin, append([]string{"list", "-deps"}, t.pkgs...)...)

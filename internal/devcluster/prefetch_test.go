@@ -77,4 +77,13 @@ func TestToolsToBuildOrder(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	// --secrets builds the secrets server after the publishing parts, before the node's.
+	got = nil
+	for _, tl := range toolsToBuild(Options{Secrets: true}) {
+		got = append(got, tl.module)
+	}
+	want = append(append([]string{"metallb", "envoy-gateway", "vault"}, want[2:len(want)-4]...), "kube", "etcd", "kwok", "registry")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("with --secrets (-want +got):\n%s", diff)
+	}
 }

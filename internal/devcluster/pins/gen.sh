@@ -16,3 +16,5 @@ cp ../../../tools/pause/main.go pause.go.txt
 cp ../../../tools/volumes/main.go volumes.go.txt
 # The runtime wrapper of the real node's RuntimeClass systemd (tools/runc-systemd).
 cp ../../../tools/runc-systemd/main.go runc-systemd.go.txt
+# The patch the secrets server's build applies to the served vault sdk (tools/vault).
+cp ../../../tools/vault/sdk-v0.9.2.patch vault-sdk.patch.txt
