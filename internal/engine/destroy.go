@@ -140,6 +140,9 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 	if err := e.destroyDNS(ctx, t); err != nil {
 		return s, err
 	}
+	if err := e.destroySpire(ctx, t); err != nil {
+		return s, err
+	}
 	start := time.Now()
 	switch {
 	case s.OwnNamespace:

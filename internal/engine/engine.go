@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/spec"
@@ -49,6 +50,10 @@ type Options struct {
 	// SecretsServer makes the client plan checks a node's secrets server with (FR-004e); nil:
 	// OpenBao's client with the token of SLIPWAY_OPENBAO_TOKEN(_FILE).
 	SecretsServer func(ctx context.Context, s *spec.SecretsServer) (secretsServer, error)
+	// SpireConnect and SpireKube are the SPIRE lane's server, spire node and cluster (spire.go);
+	// nil: spire.Connect and Kube.
+	SpireConnect SpireConnector
+	SpireKube    spire.Cluster
 }
 
 // Engine runs verbs for one group.

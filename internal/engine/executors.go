@@ -28,6 +28,7 @@ var executors = map[plan.StepKind]executor{
 	plan.StepRemoveNode:      onRun((*Engine).removeNode), // prune.go
 	plan.StepRetireDNS:       onRun((*Engine).retireDNS),  // retiredns.go
 	plan.StepPublishDNS:      (*Engine).publishDNS,        // publishdns.go
+	plan.StepSpire:           onRun((*Engine).applySpire), // spire.go
 }
 
 // onRun adapts an executor that needs only the run, not the node's share of it.

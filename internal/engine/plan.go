@@ -99,7 +99,11 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	desired, err := desiredObjects(t, images, ids, versions, key, l.features, suspended)
+	rs, sp, err := e.planSpire(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := desiredObjects(t, images, ids, versions, key, l.features, suspended, rs)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +142,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		}
 	}
 	p.Notes = append(p.Notes, secretsNotes...)
+	if sp != nil {
+		p.Spire, p.Notes = sp.Changes, append(p.Notes, sp.Notes...)
+	}
 	if err := e.planDNS(ctx, t, doc, p); err != nil {
 		return nil, err
 	}

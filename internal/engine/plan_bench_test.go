@@ -56,7 +56,7 @@ func BenchmarkDesiredObjects1000(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		objs, err := desiredObjects(t, images, ids, nil, nil, features{}, false)
+		objs, err := desiredObjects(t, images, ids, nil, nil, features{}, false, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

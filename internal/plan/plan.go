@@ -156,6 +156,8 @@ type Plan struct {
 	// Move is the group's move from the namespace its state records (or a move not
 	// finished yet) to Namespace; nil when there is none.
 	Move *Move `json:"move,omitempty"`
+	// Spire are the SPIRE lane's changes (FR-015 to FR-017); nil without `spire:`.
+	Spire []SpireChange `json:"spire,omitempty"`
 }
 
 // Counts sums up a plan.
@@ -170,6 +172,8 @@ type Counts struct {
 	Migrate, RemoveCopy int
 	// Move is 1 when the group moves namespace (its deletions there count in Delete).
 	Move int
+	// Spire counts the SPIRE lane's changes: entries, allow list, kubeconfig, rights.
+	Spire int
 }
 
 // Counts returns the totals of the plan.
@@ -180,6 +184,7 @@ func (p *Plan) Counts() Counts {
 			c.Push++
 		}
 	}
+	c.Spire = len(p.Spire)
 	for _, n := range p.Nodes {
 		for _, ch := range n.Changes {
 			switch ch.Action {

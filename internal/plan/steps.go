@@ -102,6 +102,9 @@ type Step struct {
 	// StateVersion the version whose data a remove-copy keeps (SPEC §6a).
 	Migration    *Migration `json:"migration,omitempty"`
 	StateVersion string     `json:"stateVersion,omitempty"`
+	// Spire are the changes a spire step makes: the plan's own (Plan.Spire), which a saved
+	// plan keeps, so the step leaves them out of JSON.
+	Spire []SpireChange `json:"-"`
 }
 
 // stepJSON is a Step as JSON: the limit as text ("5m0s"), replicas only where they count.
@@ -197,6 +200,7 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 			s.Before = append(s.Before, Step{Kind: StepApplyObjects, Objects: keys})
 		}
 	}
+	s.Before = append(s.Before, spireSteps(p)...) // after the account it reviews tokens as
 	ix, images := p.Index(), imagesByNode(p)
 	for _, n := range g.Nodes {
 		ns := NodeSteps{Node: n.Name}

@@ -54,6 +54,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("await %s Accepted by the Gateway (limit %s)", names(s.Objects), s.Limit)
 	case StepAwaitClaim:
 		return fmt.Sprintf("await claim %s bound, when its StorageClass binds claims as they are made (limit %s)", s.Object.Name, s.Limit)
+	case StepSpire:
+		return spireStepText(s.Spire)
 	case StepAwaitResolved:
 		return fmt.Sprintf("await the references of %s resolved (limit %s)", names(s.Objects), s.Limit)
 	}

@@ -66,6 +66,9 @@ type Input struct {
 	// SecretKey is the group's secret key (spec.KeyedHash), from the state: the hashes of the
 	// Secrets' values are keyed with it. A group with secrets: needs one.
 	SecretKey []byte
+	// Spire is what the plan read for a group with `spire:` (FR-016); nil renders an empty
+	// cluster name and bundle (render without a cluster).
+	Spire *Spire
 }
 
 // Objects returns the objects of SPEC §5 in apply order: Namespace, NetworkPolicies
@@ -94,6 +97,7 @@ func Objects(in Input) ([]Object, error) {
 
 	var policies, accounts, claims, configs, services, routes, deployments, budgets, monitors []Object
 	policies = append(policies, r.defaultDeny())
+	accounts, configs = r.spireObjects()
 	for _, n := range g.Nodes {
 		policies = append(policies, r.nodePolicy(n))
 		accounts = append(accounts, r.serviceAccount(n))
@@ -337,6 +341,7 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 	d := r.deployment(n.Name, r.labels(spec.LabelNode, n.Name), 1, ps)
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	workload(d, n, n.Workload)
+	r.spirePod(d, n)
 	setConfigHash(&d.Spec.Template, hash)
 	return d
 }

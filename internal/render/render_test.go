@@ -29,6 +29,9 @@ func fakeInput(g *spec.Group) render.Input {
 	if ns == "" {
 		ns = g.Name
 	}
+	if g.Spire != nil {
+		in.Spire = &render.Spire{Cluster: "0b5c7a2e-1d2f-4c3b-9e8a-7f6d5c4b3a21-" + ns, Bundle: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"}
+	}
 	image := func(repo string) string {
 		return fmt.Sprintf("registry.test:5000/%s/%s@sha256:%x", ns, repo, sha256.Sum256([]byte(repo)))
 	}
@@ -71,6 +74,7 @@ func TestGolden(t *testing.T) {
 		{"service monitor", "testdata/workload/servicemonitor.yaml", "testdata/workload/servicemonitor.golden.yaml", false},
 		{"state version", "testdata/workload/state.yaml", "testdata/workload/state.golden.yaml", false},
 		{"secrets sidecar and companion", "testdata/workload/sidecar.yaml", "testdata/workload/sidecar.golden.yaml", false},
+		{"spire", "testdata/workload/spire.yaml", "testdata/workload/spire.golden.yaml", false},
 	}
 	t.Setenv("SLIPWAY_RENDER_TOKEN", "render-fixture-token") // read by config.yaml's secret
 	// The publish example: a TSIG secret to load, and the dev environment's Gateway.

@@ -15,7 +15,12 @@ var (
 		same("defaults", nodeFields),
 		each("nodes", "<node>", nodeFields),
 		sub("publish", publishFields),
+		sub("spire", spireFields),
 	))
+	spireFields = fields(
+		leaf("server"), leaf("trustDomain"), leaf("ssh"), leaf("hostKey"), leaf("configDir"), leaf("pidFile"),
+		leaf("tokenPath"),
+	)
 	publishFields = fields(
 		leaf("zone"), leaf("gateway"), leaf("addressTimeout"), leaf("ttl"),
 		sub("dns", publishDNSFields), sub("mail", publishMailFields),

@@ -212,6 +212,9 @@ func (d *decoder) group(data []byte) *Group {
 	if v := m["publish"]; v != nil {
 		g.Publish = d.publish(v)
 	}
+	if v := m["spire"]; v != nil {
+		g.Spire = d.spire(v)
+	}
 	d.validate(g)
 	d.validatePublish(g)
 	d.validateNameOwners(g)

@@ -53,7 +53,9 @@ type Group struct {
 	Nodes            []*Node // sorted by name
 	// Publish is the `publish:` section; nil: the group is not in the operator form (SPEC §7).
 	Publish *Publish
-	File    string // the file name as given to Load or Parse
+	// Spire is the `spire:` section; nil: no node gets a SPIRE identity (FR-015).
+	Spire *Spire
+	File  string // the file name as given to Load or Parse
 	// Whole is the group a per-app target was taken from (ForTarget); nil for a group itself.
 	Whole *Group
 	Dir   string // absolute directory relative image paths were resolved against

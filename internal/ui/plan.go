@@ -34,6 +34,9 @@ func Applied(w io.Writer, p *plan.Plan) error {
 		r := recordCounts(p)
 		line += fmt.Sprintf("; DNS: %d record set(s) published, %d changed, %d retired", r[plan.Create], r[plan.Update], r[plan.Delete])
 	}
+	if c.Spire > 0 {
+		line += fmt.Sprintf("; SPIRE: %d change(s)", c.Spire)
+	}
 	_, err := fmt.Fprintln(w, line+".")
 	return err
 }
@@ -127,6 +130,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 			writeChange(w, pal, ch)
 		}
 	}
+	writeSpire(w, pal, p.Spire)
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	plain := func(s string) string { return s }
 	for _, x := range []struct {
@@ -140,6 +144,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		{c.RecordConflicts, "%d DNS conflict(s): apply refuses their nodes", pal.red},
 		{c.Migrate, "%d state migration(s)", pal.yellow},
 		{c.RemoveCopy, "%d cop(ies) of /var/lib to remove", plain},
+		{c.Spire, "%d SPIRE change(s)", plain},
 	} {
 		if x.n > 0 {
 			fmt.Fprintf(w, "; %s", x.paint(fmt.Sprintf(x.format, x.n)))
@@ -225,6 +230,8 @@ type planCounts struct {
 	// Migrate counts state migrations, RemoveCopy copies of /var/lib apply removes.
 	Migrate    int `json:"migrate"`
 	RemoveCopy int `json:"removeCopy"`
+	// Spire counts the SPIRE lane's changes (entries, allow list, kubeconfig, rights).
+	Spire int `json:"spire"`
 }
 
 // planDoc is `plan -o json`: the plan without the rendered objects (those are for
@@ -249,6 +256,8 @@ type planDoc struct {
 	GroupSteps       []plan.Step   `json:"groupSteps"`
 	Nodes            []nodeDoc     `json:"nodes"`
 	Drift            []plan.Drift  `json:"drift"`
+	// Spire are the SPIRE lane's changes (FR-015 to FR-017).
+	Spire []plan.SpireChange `json:"spire"`
 }
 
 // nodeDoc is one node of `plan -o json`: its changes and the steps apply runs for it.
@@ -266,9 +275,9 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: p.HasChanges(),
 		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
 			Conflict: c.Conflict, Terminating: c.Terminating, Records: c.Records, RecordConflicts: c.RecordConflicts,
-			Migrate: c.Migrate, RemoveCopy: c.RemoveCopy},
+			Migrate: c.Migrate, RemoveCopy: c.RemoveCopy, Spire: c.Spire},
 		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
-		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift),
+		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift), Spire: nonNil(p.Spire),
 	}
 	for _, np := range p.Nodes {
 		if np.Node == "" {

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"slipway.dev/slipway/internal/engine/spire"
+	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// The SPIRE lane's hooks (internal/engine/spire): its plan before the objects are rendered,
+// its step before any node, its part of destroy.
+
+// SpireConnector makes the lane's connections to the server and the spire node
+// (spire.Connect unless a test gives its own), and the cluster it reads (nil: Options.Kube).
+type SpireConnector func(ctx context.Context, s *spec.Spire) (*spire.Conn, error)
+
+// spireLane is the lane of t, nil without `spire:`; done closes its connections.
+func (e *Engine) spireLane(ctx context.Context, t Target) (lane *spire.Lane, done func(), err error) {
+	s := t.Group.Spire
+	if s == nil {
+		return nil, func() {}, nil
+	}
+	kc := e.o.SpireKube
+	if kc == nil {
+		var ok bool
+		if kc, ok = e.o.Kube.(spire.Cluster); !ok {
+			return nil, nil, fmt.Errorf("group %s: spire: the cluster client cannot do what the SPIRE lane needs", t.Group.Name)
+		}
+	}
+	connect := e.o.SpireConnect
+	if connect == nil {
+		connect = spire.Connect
+	}
+	c, err := connect(ctx, s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
+	}
+	nodes := make([]string, len(t.Group.Nodes))
+	for i, n := range t.Group.Nodes {
+		nodes[i] = n.Name
+	}
+	return &spire.Lane{Spire: s, Group: t.Group.Name, Namespace: t.Namespace, Nodes: nodes,
+		Server: c.Server, Node: c.Node, Kube: kc, APIServer: os.Getenv(spec.EnvSpireAPIServer)}, c.Close, nil
+}
+
+// planSpire is the lane's plan: what render needs (nil without `spire:`), the changes and
+// the notes.
+func (e *Engine) planSpire(ctx context.Context, t Target) (*render.Spire, *spire.Planned, error) {
+	lane, done, err := e.spireLane(ctx, t)
+	if err != nil || lane == nil {
+		return nil, nil, err
+	}
+	defer done()
+	p, err := lane.Plan(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
+	}
+	return &render.Spire{Cluster: p.Cluster, Bundle: p.Bundle}, p, nil
+}
+
+// applySpire runs a spire step: the server and the spire node made ready before any node.
+func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
+	lane, done, err := e.spireLane(ctx, r.t)
+	if err != nil || lane == nil {
+		return err
+	}
+	defer done()
+	e.emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
+	if err := lane.Apply(ctx, st.Spire); err != nil {
+		return fmt.Errorf("group %s: %w", r.t.Group.Name, err)
+	}
+	return nil
+}
+
+// planDestroySpire is what destroy retires of the lane; nil without `spire:`.
+func (e *Engine) planDestroySpire(ctx context.Context, t Target) ([]plan.SpireChange, error) {
+	lane, done, err := e.spireLane(ctx, t)
+	if err != nil || lane == nil {
+		return nil, err
+	}
+	defer done()
+	return lane.PlanDestroy(ctx)
+}
+
+// destroySpire retires the group's entries, its allow list and kubeconfig on the spire node
+// and the token-review account's rights.
+func (e *Engine) destroySpire(ctx context.Context, t Target) error {
+	lane, done, err := e.spireLane(ctx, t)
+	if err != nil || lane == nil {
+		return err
+	}
+	defer done()
+	cs, err := lane.PlanDestroy(ctx)
+	if err != nil {
+		return fmt.Errorf("group %s: %w", t.Group.Name, err)
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("spire: retire %d change(s) of cluster %s", len(cs), cs[0].Cluster)})
+	if err := lane.Apply(ctx, cs); err != nil {
+		return fmt.Errorf("group %s: %w", t.Group.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+// Package spire is slipway's SPIRE lane (FR-015 to FR-017): with `spire:` in the group file,
+// every node's SPIRE agent attests with k8s_psat, using the projected token of its account
+// node-<node>, to a server that reviews the token through the cluster's API. The lane plans
+// and makes what the server needs for that: the token-review account's rights (a
+// ClusterRole and its binding), its kubeconfig and the allow list on the spire node (over
+// SSH, through the process's stdin), and per node an alias entry on the k8s_psat selectors
+// with the host entry below it (over the registration API, with fixed IDs). The engine
+// calls it through Lane: Plan before the objects are rendered, Apply as the step `spire`
+// before any node, Destroy with the group.
+//
+// Nothing secret leaves the lane: the kubeconfig's token goes from the API server to the
+// spire node in the SSH session's stdin; what the plan reads back of the kubeconfig has its
+// token line taken out on the spire node.
+package spire
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// Registrar is the SPIRE server's registration API, as the lane uses it.
+type Registrar interface {
+	// Bundle is the server's X.509 trust bundle, PEM.
+	Bundle(ctx context.Context) (string, error)
+	// Entries are every registration entry of the server.
+	Entries(ctx context.Context) ([]plan.SpireEntryDef, error)
+	CreateEntries(ctx context.Context, es []plan.SpireEntryDef) error
+	UpdateEntries(ctx context.Context, es []plan.SpireEntryDef) error
+	DeleteEntries(ctx context.Context, ids []string) error
+}
+
+// ConfigNode is the spire node: Run runs script (POSIX sh, read from stdin, data after it)
+// and returns its stdout.
+type ConfigNode interface {
+	Run(ctx context.Context, script string) (string, error)
+}
+
+// Cluster is what the lane reads and changes of the cluster (kube.Client has it).
+type Cluster interface {
+	KubeSystemUID(ctx context.Context) (string, error)
+	SchedulableNodes(ctx context.Context) (int, error)
+	SpireAgentPods(ctx context.Context, except string) (int, error)
+	SpireRBAC(ctx context.Context, ns, group string) (kube.RBACState, error)
+	ApplySpireRBAC(ctx context.Context, ns, group string) error
+	DeleteSpireRBAC(ctx context.Context, ns string) error
+	ServiceAccountToken(ctx context.Context, ns, name string, life time.Duration) (kube.AccountToken, error)
+	APIServer() (string, []byte, error)
+}
+
+var _ Cluster = (*kube.Client)(nil)
+
+// TokenLife is what the lane asks of the kubeconfig's token; a token past half its life is
+// made again by the next apply.
+const TokenLife = 365 * 24 * time.Hour
+
+// Lane is the SPIRE lane of one group in one namespace.
+type Lane struct {
+	Spire     *spec.Spire
+	Group     string
+	Namespace string
+	Nodes     []string // the group's nodes, by name
+	Server    Registrar
+	Node      ConfigNode
+	Kube      Cluster
+	// APIServer is the cluster's API server as the spire node reaches it
+	// (K8S_SPIRE_API_SERVER); "": the kubeconfig's.
+	APIServer string
+	Now       func() time.Time // nil: time.Now
+}
+
+func (l *Lane) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+// Planned is what the lane read and would change.
+type Planned struct {
+	Cluster string // <kube-system UID>-<namespace>
+	Bundle  string // the server's trust bundle, for the ConfigMap spire-agent
+	Changes []plan.SpireChange
+	Notes   []string
+}
+
+// Plan reads the cluster, the server and the spire node and says what Apply changes.
+func (l *Lane) Plan(ctx context.Context) (*Planned, error) {
+	uid, err := l.Kube.KubeSystemUID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spire: %w", err)
+	}
+	p := &Planned{Cluster: spec.SpireCluster(uid, l.Namespace)}
+	if p.Bundle, err = l.Server.Bundle(ctx); err != nil {
+		return nil, fmt.Errorf("spire server %s: bundle: %w", l.Spire.Server, err)
+	}
+	rbac, err := l.Kube.SpireRBAC(ctx, l.Namespace, l.Group)
+	if err != nil {
+		return nil, fmt.Errorf("spire: %w", err)
+	}
+	p.Changes = append(p.Changes, rbacChanges(p.Cluster, l.Namespace, rbac)...)
+	remote, err := l.readRemote(ctx, p.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	host, ca, err := l.apiServer()
+	if err != nil {
+		return nil, err
+	}
+	if c := kubeconfigChange(p.Cluster, remote, kubeconfigShape{server: host, ca: ca, namespace: l.Namespace}, l.now()); c != nil {
+		p.Changes = append(p.Changes, *c)
+	}
+	p.Changes = append(p.Changes, allowChanges(p.Cluster, l.Namespace, l.Nodes, remote.allow)...)
+	live, err := l.Server.Entries(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
+	}
+	p.Changes = append(p.Changes, entryChanges(p.Cluster, wantEntries(l.Spire.TrustDomain, p.Cluster, l.Namespace, l.Nodes), ours(p.Cluster, live))...)
+	if note, err := l.capacity(ctx); err != nil {
+		return nil, err
+	} else if note != "" {
+		p.Notes = append(p.Notes, note)
+	}
+	return p, nil
+}
+
+// PlanDestroy says what Destroy removes: the group's entries, its allow list and kubeconfig
+// on the spire node, the token-review account's rights.
+func (l *Lane) PlanDestroy(ctx context.Context) ([]plan.SpireChange, error) {
+	uid, err := l.Kube.KubeSystemUID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spire: %w", err)
+	}
+	cluster := spec.SpireCluster(uid, l.Namespace)
+	var out []plan.SpireChange
+	live, err := l.Server.Entries(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
+	}
+	out = append(out, entryChanges(cluster, nil, ours(cluster, live))...)
+	remote, err := l.readRemote(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, allowChanges(cluster, l.Namespace, nil, remote.allow)...)
+	if remote.kubeconfig != nil {
+		out = append(out, plan.SpireChange{What: plan.SpireKubeconfig, Name: cluster, Action: plan.Delete, Cluster: cluster})
+	}
+	rbac, err := l.Kube.SpireRBAC(ctx, l.Namespace, l.Group)
+	if err != nil {
+		return nil, fmt.Errorf("spire: %w", err)
+	}
+	name := kube.SpireRBACName(l.Namespace)
+	if rbac.Role != "missing" {
+		out = append(out, plan.SpireChange{What: plan.SpireClusterRole, Name: name, Action: plan.Delete, Cluster: cluster})
+	}
+	if rbac.Binding != "missing" {
+		out = append(out, plan.SpireChange{What: plan.SpireRoleBinding, Name: name, Action: plan.Delete, Cluster: cluster})
+	}
+	return out, nil
+}
+
+// apiServer is the API server's address for the spire node, and its CA.
+func (l *Lane) apiServer() (string, []byte, error) {
+	host, ca, err := l.Kube.APIServer()
+	if err != nil {
+		return "", nil, fmt.Errorf("spire: %w", err)
+	}
+	if l.APIServer != "" {
+		host = l.APIServer
+	}
+	return host, ca, nil
+}
+
+// capacity says when the cluster has fewer kube nodes than agent pods: one agent per kube
+// node (k8s_psat keys the agent ID by the kube node), so the pods beyond stay Pending.
+func (l *Lane) capacity(ctx context.Context) (string, error) {
+	nodes, err := l.Kube.SchedulableNodes(ctx)
+	if err != nil {
+		return "", fmt.Errorf("spire: %w", err)
+	}
+	others, err := l.Kube.SpireAgentPods(ctx, l.Namespace)
+	if err != nil {
+		return "", fmt.Errorf("spire: %w", err)
+	}
+	if want := len(l.Nodes) + others; nodes < want {
+		return fmt.Sprintf("spire: the cluster has %d schedulable kube node(s) for %d SPIRE agent pod(s) (%d of this group, %d of others): no two agents share a kube node (k8s_psat gives one identity per kube node), so %d pod(s) will stay Pending",
+			nodes, want, len(l.Nodes), others, want-nodes), nil
+	}
+	return "", nil
+}
+
+func rbacChanges(cluster, ns string, st kube.RBACState) []plan.SpireChange {
+	name := kube.SpireRBACName(ns)
+	var out []plan.SpireChange
+	for _, x := range []struct {
+		what  plan.SpireWhat
+		state string
+	}{{plan.SpireClusterRole, st.Role}, {plan.SpireRoleBinding, st.Binding}} {
+		switch x.state {
+		case "":
+		case "missing":
+			out = append(out, plan.SpireChange{What: x.what, Name: name, Action: plan.Create, Cluster: cluster,
+				Reason: "tokenreviews create; pods and nodes get, for " + ns + ":" + spec.SpireServerAccount})
+		default:
+			out = append(out, plan.SpireChange{What: x.what, Name: name, Action: plan.Update, Cluster: cluster, Reason: x.state})
+		}
+	}
+	return out
+}

@@ -1,0 +1,57 @@
+package render_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// TestSpireRules checks what the golden file of spire.yaml could hide: only the node's main
+// pods run an agent, each keeps its own affinity, the token is root's only.
+func TestSpireRules(t *testing.T) {
+	objs := load(t, "testdata/workload/spire.yaml")
+	if _, ok := find[*corev1.ServiceAccount](objs, "ServiceAccount", spec.SpireServerAccount); !ok {
+		t.Error("no ServiceAccount spire-server")
+	}
+	cm, ok := find[*corev1.ConfigMap](objs, "ConfigMap", spec.SpireAgentConfigMap)
+	if !ok || cm.Data[spec.SpireBundleFile] == "" || cm.Labels[spec.LabelNode] != "" {
+		t.Errorf("ConfigMap spire-agent: %+v", cm)
+	}
+	for _, name := range []string{"web", "db"} {
+		d, _ := find[*appsv1.Deployment](objs, "Deployment", name)
+		ps := d.Spec.Template.Spec
+		if d.Spec.Template.Labels[spec.LabelSpireAgent] != "true" {
+			t.Errorf("%s: pod lacks label %s", name, spec.LabelSpireAgent)
+		}
+		terms := ps.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		if d := cmp.Diff([]corev1.PodAffinityTerm{render.SpireAntiAffinity()}, terms); d != "" {
+			t.Errorf("%s: required anti-affinity (-want +got):\n%s", name, d)
+		}
+		var vol *corev1.Volume
+		for i := range ps.Volumes {
+			if ps.Volumes[i].Projected != nil {
+				vol = &ps.Volumes[i]
+			}
+		}
+		if vol == nil || *vol.Projected.DefaultMode != 0o400 || vol.Projected.Sources[0].ServiceAccountToken.Audience != spec.SpireAudience ||
+			vol.Projected.Sources[0].ServiceAccountToken.Path != "token" {
+			t.Errorf("%s: projected token volume %+v", name, vol)
+		}
+		if ps.ServiceAccountName != "node-"+name {
+			t.Errorf("%s: account %s", name, ps.ServiceAccountName)
+		}
+	}
+	db, _ := find[*appsv1.Deployment](objs, "Deployment", "db")
+	if len(db.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Error("db lost its own preferred anti-affinity")
+	}
+	worker, _ := find[*appsv1.Deployment](objs, "Deployment", "web-worker")
+	if worker.Spec.Template.Labels[spec.LabelSpireAgent] != "" || worker.Spec.Template.Spec.Affinity != nil {
+		t.Error("a role's pod is marked as an agent pod")
+	}
+}
