@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"image":      {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":       {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "quote", "redact", "spec"},
-	"engine":     {"dns", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":     {"dns", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	"devcluster": {},
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
@@ -54,6 +54,8 @@ var allowed = map[string][]string{
 	// sidecar shares: OpenBao's client library, no slipway package.
 	"openbao":    {},
 	"secretsbin": {},
+	// The SPIRE lane (FR-015 to FR-017): its server and spire node, the cluster through kube.
+	"engine/spire": {"kube", "plan", "spec"},
 }
 
 // clientGo are the packages that may import client-go directly; state may reach it only
