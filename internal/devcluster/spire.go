@@ -38,9 +38,9 @@ var spireTools = []tool{
 		bins: []string{"spire-agent"}, ldflags: spireLdflags + " -linkmode external -extldflags -static", own: true, spire: true, cgo: true},
 }
 
-// spireLdflags stamp the release into the binaries, as SPIRE's own build does: without it they
-// say 1.13.3-dev-unk.
-const spireLdflags = "-s -w -X github.com/spiffe/spire/pkg/common/version.gittag=" + SpireVersion
+// spireLdflags: no version stamp (-X .../version.gittag=v1.13.3 made the server panic: SPIRE
+// parses its version as semver); unstamped the binaries say 1.13.3-dev-unk.
+const spireLdflags = "-s -w"
 
 const (
 	spireServerProc = "spire-server"
