@@ -13,7 +13,6 @@ import (
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
-	"slipway.dev/slipway/internal/status"
 	"slipway.dev/slipway/internal/ui"
 	"slipway.dev/slipway/internal/waves"
 )
@@ -140,13 +139,17 @@ func wavesApply(cmd *cobra.Command, g *Globals, f *waves.File, yes bool, lockTim
 // groups waited on the two one after the other (issue 38). A plan with changes drops it.
 func (r *wavesRun) planForApply(ctx context.Context, u *waveUnit) (*plan.Plan, error) {
 	type look struct {
-		st  *status.Group
-		err error
+		healthy bool
+		err     error
 	}
 	looked := make(chan look, 1)
 	go func() {
 		st, err := u.s.engine.Status(ctx, u.s.target)
-		looked <- look{st, err}
+		if err != nil {
+			looked <- look{err: err}
+			return
+		}
+		looked <- look{healthy: len(waves.Unhealthy(st)) == 0}
 	}()
 	p, err := u.s.engine.PlanForApply(ctx, u.s.target)
 	l := <-looked
@@ -159,7 +162,7 @@ func (r *wavesRun) planForApply(ctx context.Context, u *waveUnit) (*plan.Plan, e
 	if l.err != nil {
 		return nil, l.err
 	}
-	u.healthy = len(waves.Unhealthy(l.st)) == 0
+	u.healthy = l.healthy
 	return p, nil
 }
 
