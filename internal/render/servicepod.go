@@ -139,6 +139,9 @@ func (r *renderer) secretsSidecar(n *spec.Node, role *spec.Role) corev1.Containe
 		Command:       []string{secretsconf.Binary, "run"},
 		Env:           []corev1.EnvVar{{Name: secretsconf.Env, Value: sidecarConfig(n, role).Encode()}},
 		RestartPolicy: &always,
+		// The sidecar's last log lines (the server's refusal, never a value) become the
+		// container's termination message, so a failed rollout says why (issue 36).
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		StartupProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{secretsconf.Binary, "check"}}},
 			PeriodSeconds: 1, FailureThreshold: 600,
