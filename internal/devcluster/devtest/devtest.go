@@ -49,10 +49,8 @@ var (
 func Spire(t testing.TB) (*devcluster.Env, *devcluster.Spire) {
 	t.Helper()
 	spireOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
-		defer cancel()
 		var e *devcluster.Env
-		if e, _, spireErr = devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Spire: true}); spireErr == nil {
+		if e, spireErr = addPart(devcluster.Options{Spire: true}); spireErr == nil {
 			spire, spireErr = e.Spire()
 		}
 	})

@@ -23,9 +23,7 @@ var (
 func Secrets(t testing.TB) *devcluster.Env {
 	t.Helper()
 	secretsOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
-		defer cancel()
-		secretsEnv, _, secretsErr = devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Secrets: true})
+		secretsEnv, secretsErr = addPart(devcluster.Options{Secrets: true})
 	})
 	if secretsErr != nil {
 		t.Fatalf("dev cluster with its secrets server: %v", secretsErr)
@@ -34,4 +32,14 @@ func Secrets(t testing.TB) *devcluster.Env {
 		t.Fatalf("dev cluster in %s: no secrets server recorded after dev up --secrets", secretsEnv.Dir)
 	}
 	return secretsEnv
+}
+
+// addPart runs dev up with opts (a part added to the running cluster, built first when
+// missing), with room for a cold build of the part and its progress on stderr.
+func addPart(opts devcluster.Options) (*devcluster.Env, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	opts.Progress = os.Stderr
+	e, _, err := devcluster.Up(ctx, opts)
+	return e, err
 }
