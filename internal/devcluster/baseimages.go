@@ -90,12 +90,21 @@ func busyboxTree(ctx context.Context, cache string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, key)
-	if _, err := os.Stat(filepath.Join(dir, "bin", "sh")); err == nil {
+	return cachedTree(ctx, filepath.Join(cache, key), filepath.Join("bin", "sh"), func(partial string) error {
+		return BusyboxRootfs(ctx, partial)
+	})
+}
+
+// cachedTree returns dir once it holds marker, else makes it: fill writes the tree into
+// <dir>.partial, renamed to dir when complete, under <dir>.lock, so two dev ups (or test
+// binaries) never write one tree at once and an interrupted one leaves no half tree as dir.
+func cachedTree(ctx context.Context, dir, marker string, fill func(partial string) error) (string, error) {
+	done := func() bool { _, err := os.Stat(filepath.Join(dir, marker)); return err == nil }
+	if done() {
 		return dir, nil
 	}
-	// On a fresh machine the busybox tree is the cache's first: its lock needs the directory.
-	if err := os.MkdirAll(cache, 0o755); err != nil {
+	// On a fresh machine the tree may be the cache's first: its lock needs the directory.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}
 	unlock, err := lockFile(ctx, dir+".lock")
@@ -103,11 +112,14 @@ func busyboxTree(ctx context.Context, cache string) (string, error) {
 		return "", err
 	}
 	defer unlock()
+	if done() { // made by another process while we waited for the lock
+		return dir, nil
+	}
 	partial := dir + ".partial"
 	if err := os.RemoveAll(partial); err != nil {
 		return "", err
 	}
-	if err := BusyboxRootfs(ctx, partial); err != nil {
+	if err := fill(partial); err != nil {
 		return "", err
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -54,31 +54,15 @@ func agentTree(ctx context.Context, agentBin string) (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(filepath.Dir(filepath.Dir(agentBin)), "agent-image-"+key)
-	if _, err := os.Stat(filepath.Join(dir, SpireAgentPath)); err == nil {
-		return dir, nil
-	}
-	unlock, err := lockFile(ctx, dir+".lock")
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	partial := dir + ".partial"
-	if err := os.RemoveAll(partial); err != nil {
-		return "", err
-	}
-	if err := BusyboxRootfs(ctx, partial); err != nil {
-		return "", err
-	}
-	src, err := os.Open(agentBin)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
-	if err := copyFile(src, filepath.Join(partial, SpireAgentPath), 0o755); err != nil {
-		return "", err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return "", err
-	}
-	return dir, os.Rename(partial, dir)
+	return cachedTree(ctx, dir, SpireAgentPath, func(partial string) error {
+		if err := BusyboxRootfs(ctx, partial); err != nil {
+			return err
+		}
+		src, err := os.Open(agentBin)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		return copyFile(src, filepath.Join(partial, SpireAgentPath), 0o755)
+	})
 }
