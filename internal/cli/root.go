@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -79,11 +80,12 @@ type Globals struct {
 	Output           string
 	NoColor          bool
 	StateTimeout     time.Duration
-	Target           string       // --target of the verbs that take it: spec.TargetAll or an app
-	DeploymentID     string       // --deployment-id: appended to every target's namespace (FR-021)
-	KeepClaims       bool         // --keep-claims of plan and apply: the claims of the nodes removed stay
-	MoveNamespace    bool         // --move-namespace of plan and apply (issue 35 item 6)
-	kube             *kube.Client // the cluster connection a waves run shares between its groups
+	Target           string              // --target of the verbs that take it: spec.TargetAll or an app
+	DeploymentID     string              // --deployment-id: appended to every target's namespace (FR-021)
+	KeepClaims       bool                // --keep-claims of plan and apply: the claims of the nodes removed stay
+	MoveNamespace    bool                // --move-namespace of plan and apply (issue 35 item 6)
+	kube             *kube.Client        // the cluster connection a waves run shares between its groups
+	shared           *engine.SharedReads // a waves run's reads of every group at once, when it shares them
 }
 
 // env returns the first non-empty environment variable of names.

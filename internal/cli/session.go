@@ -109,6 +109,10 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 		Kube: s.kube, Registry: registry, Parallelism: g.Parallelism, Timeout: g.Timeout,
 		Emit: s.printer.Event,
 	}
+	if g.shared != nil {
+		g.shared.Cover(grp.Name, ns)
+		o.Kube, o.SpireKube = g.shared, s.kube
+	}
 	if !g.parallelismSet {
 		o.NewNodes, o.Pushes = defaultNewNodes, defaultPushes
 	}

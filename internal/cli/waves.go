@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -43,6 +44,7 @@ type wavesRun struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	mu      sync.Mutex // guards each unit's lockID: groups unlock from their own goroutines
+	shared  *engine.SharedReads
 }
 
 // loadWaves returns the waves file -f names, or nil when it is a group file.
@@ -73,8 +75,11 @@ func checkWavesSettings(g *Globals) error {
 }
 
 // openWaves opens a session per group, sharing one cluster connection and one printer, and
-// refuses two groups that would share a namespace or a state.
-func openWaves(cmd *cobra.Command, g *Globals, f *waves.File, withImages bool) (*wavesRun, error) {
+// refuses two groups that would share a namespace or a state. With share, the groups' engines
+// read the cluster through one engine.SharedReads (r.shared) until it is stopped: what the
+// verbs that plan or look at every group at once (plan, apply, status) read once, not per
+// group.
+func openWaves(cmd *cobra.Command, g *Globals, f *waves.File, withImages, share bool) (*wavesRun, error) {
 	if err := checkOutput(g); err != nil {
 		return nil, err
 	}
@@ -83,11 +88,14 @@ func openWaves(cmd *cobra.Command, g *Globals, f *waves.File, withImages bool) (
 		return nil, err
 	}
 	r := &wavesRun{g: g, file: f, units: map[string]*waveUnit{}, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+	if share {
+		r.shared = engine.NewSharedReads(kc)
+	}
 	r.printer = newPrinter(g, r.stdout, r.stderr)
 	namespaces, states := map[string]string{}, map[string]string{}
 	for _, w := range f.Groups {
 		gg := *g
-		gg.File, gg.Target, gg.kube = w.File, w.Target, kc
+		gg.File, gg.Target, gg.kube, gg.shared = w.File, w.Target, kc, r.shared
 		if w.State != "" {
 			gg.State = w.State
 		}

@@ -32,8 +32,12 @@ func (r *wavesRun) ordered(reverse bool) []*waveUnit {
 }
 
 // planAll plans every group, g.Parallelism at a time; any group's error stops the run before
-// anything changed, naming the group.
+// anything changed, naming the group. The plans share their reads (r.shared) and stop it
+// sharing when they are made: what follows (apply, the health gate) reads the cluster anew.
 func (r *wavesRun) planAll(ctx context.Context, kind func(u *waveUnit) (*plan.Plan, error)) error {
+	if r.shared != nil {
+		defer r.shared.Stop()
+	}
 	units := r.ordered(false)
 	errs := make([]error, len(units))
 	parallel.ForEach(r.g.Parallelism, parallel.Indexes(len(units)), func(i int) {
@@ -73,7 +77,7 @@ func (r *wavesRun) changes() (n int) {
 
 // wavesPlan is `plan` of a waves file: one plan of every group, in order.
 func wavesPlan(cmd *cobra.Command, g *Globals, f *waves.File, destroy, detailed bool) error {
-	r, err := openWaves(cmd, g, f, !destroy)
+	r, err := openWaves(cmd, g, f, !destroy, true)
 	if err != nil {
 		return err
 	}
@@ -103,7 +107,7 @@ func wavesPlan(cmd *cobra.Command, g *Globals, f *waves.File, destroy, detailed 
 // then apply group by group in dependency order, each started once the groups it depends on
 // are applied and healthy.
 func wavesApply(cmd *cobra.Command, g *Globals, f *waves.File, yes bool, lockTimeout time.Duration) error {
-	r, err := openWaves(cmd, g, f, true)
+	r, err := openWaves(cmd, g, f, true, true)
 	if err != nil {
 		return err
 	}

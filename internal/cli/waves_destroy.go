@@ -18,7 +18,7 @@ import (
 // wavesDestroy is `destroy` of a waves file: every group, in reverse order, a group only
 // once every group that depends on it is gone.
 func wavesDestroy(cmd *cobra.Command, g *Globals, f *waves.File, opts engine.DestroyOptions, yes bool, lockTimeout time.Duration) error {
-	r, err := openWaves(cmd, g, f, false)
+	r, err := openWaves(cmd, g, f, false, false)
 	if err != nil {
 		return err
 	}

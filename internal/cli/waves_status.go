@@ -12,7 +12,7 @@ import (
 // wavesStatus is `status` of a waves file: per group, in order, its health and the groups it
 // blocks while it is not healthy.
 func wavesStatus(cmd *cobra.Command, g *Globals, f *waves.File) error {
-	r, err := openWaves(cmd, g, f, false)
+	r, err := openWaves(cmd, g, f, false, true)
 	if err != nil {
 		return err
 	}

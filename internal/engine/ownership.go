@@ -20,11 +20,17 @@ import (
 // group's (its slipway.dev/group label) and the others. A desired object whose name one of
 // the others holds must not be taken over (issue 11 item 4). Listing without a label selector
 // costs the same requests as with one (one LIST per kind), so a no-op plan stays as cheap.
-func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[plan.Key]plan.Object, err error) {
-	all, err := e.o.Kube.ListManagedObjects(ctx, ns, "")
+// partial: the others are only those of a wave run's groups (listNamespace).
+func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[plan.Key]plan.Object, partial bool, err error) {
+	all, partial, err := e.listNamespace(ctx, ns)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
+	own, foreign = splitOwn(all, group)
+	return own, foreign, partial, nil
+}
+
+func splitOwn(all map[plan.Key]plan.Object, group string) (own, foreign map[plan.Key]plan.Object) {
 	own = make(map[plan.Key]plan.Object, len(all))
 	foreign = map[plan.Key]plan.Object{}
 	for k, u := range all {
@@ -34,7 +40,72 @@ func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign 
 			foreign[k] = u
 		}
 	}
-	return own, foreign, nil
+	return own, foreign
+}
+
+// labelledReader is a wave run's shared read (SharedReads): the objects of a namespace that
+// carry one of the run's groups' labels, false when it does not read ns.
+type labelledReader interface {
+	labelled(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool)
+}
+
+// listNamespace lists every object of the kinds slipway makes in ns; in a wave run, the
+// objects of the run's groups only, from its shared read (partial). Those hold every object
+// of the group, which is all a no-op plan needs; an object none of them labels (someone
+// else's) can hold a name the plan makes or one a node references, and a plan that finds such
+// a name missing completes the list (completeForeign).
+func (e *Engine) listNamespace(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool, error) {
+	if r, ok := e.o.Kube.(labelledReader); ok {
+		if objs, ok := r.labelled(ctx, ns); ok {
+			return objs, true, nil
+		}
+	}
+	all, err := e.o.Kube.ListManagedObjects(ctx, ns, "")
+	return all, false, err
+}
+
+// completeForeign reads the whole namespace when l holds a partial list and a plan needs an
+// object it lacks: the others then hold every object of the namespace, as a plan alone reads.
+func (e *Engine) completeForeign(ctx context.Context, t Target, l *listed, lacks bool) error {
+	if !l.partial || !lacks {
+		return nil
+	}
+	all, err := e.o.Kube.ListManagedObjects(ctx, t.Namespace, "")
+	if err != nil {
+		return err
+	}
+	_, l.foreign = splitOwn(all, t.Group.Name)
+	l.partial = false
+	return nil
+}
+
+// referencesExist checks the Secrets and ConfigMaps the nodes reference (checkReferences); a
+// partial list that lacks one is completed first.
+func (e *Engine) referencesExist(ctx context.Context, t Target, l *listed) error {
+	err := checkReferences(t.Group, t.Namespace, l.live, l.foreign)
+	if err == nil || !l.partial {
+		return err
+	}
+	if err := e.completeForeign(ctx, t, l, true); err != nil {
+		return err
+	}
+	return checkReferences(t.Group, t.Namespace, l.live, l.foreign)
+}
+
+// lacksAny reports whether some object of objs of a kind slipway lists in ns is neither in
+// live nor in foreign.
+func lacksAny(objs []render.Object, ns string, live, foreign map[plan.Key]plan.Object) bool {
+	for _, o := range objs {
+		gvk := o.GetObjectKind().GroupVersionKind()
+		if o.GetNamespace() != ns || !slices.Contains(kube.ManagedKinds, gvk) {
+			continue // the Namespace, read as it is; nothing a LIST of ns would show
+		}
+		k := plan.Key{Kind: gvk.Kind, Namespace: ns, Name: o.GetName()}
+		if live[k] == nil && foreign[k] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ownsNamespace reports whether the live namespace ns was created by slipway for group: only

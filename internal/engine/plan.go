@@ -20,47 +20,6 @@ import (
 	"slipway.dev/slipway/internal/state"
 )
 
-// PreflightError is a reason to stop before anything is pushed or changed.
-type PreflightError struct{ Msg string }
-
-func (e *PreflightError) Error() string { return e.Msg }
-
-// Preflight checks what must hold before any push (SPEC §6): the cluster answers, the
-// RuntimeClass exists when the group names one, the namespace is not another group's.
-func (e *Engine) Preflight(ctx context.Context, t Target) error {
-	if _, err := e.o.Kube.Ping(ctx); err != nil {
-		return err
-	}
-	if rc := t.Group.RuntimeClassName; rc != "" {
-		ok, err := e.o.Kube.RuntimeClassExists(ctx, rc)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			where := t.Group.File
-			if t.Group.RuntimeClassLine > 0 {
-				where = fmt.Sprintf("%s:%d", where, t.Group.RuntimeClassLine)
-			}
-			return &PreflightError{fmt.Sprintf("group %s: runtimeClassName: RuntimeClass %q does not exist in the cluster (%s)", t.Group.Name, rc, where)}
-		}
-	}
-	return e.checkOwner(ctx, t.Group.Name, t.Namespace)
-}
-
-func (e *Engine) checkOwner(ctx context.Context, group, ns string) error {
-	live, err := e.o.Kube.Namespace(ctx, ns)
-	if err != nil {
-		return err
-	}
-	if live == nil {
-		return nil
-	}
-	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != group {
-		return &PreflightError{fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it", ns, owner, group)}
-	}
-	return nil
-}
-
 // Plan computes what Apply would do. It builds the images (to know their digests) and asks
 // the registry which it lacks, but pushes nothing and writes nothing.
 func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
@@ -78,7 +37,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	if err := checkReferences(t.Group, t.Namespace, l.live, l.foreign); err != nil {
+	if err := e.referencesExist(ctx, t, &l); err != nil {
 		return nil, err
 	}
 	secretsNotes, err := e.checkSecretsServers(ctx, t.Group, t.Namespace)
@@ -105,6 +64,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	}
 	desired, err := desiredObjects(t, images, ids, versions, key, l.features, suspended, rs)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.completeForeign(ctx, t, &l, lacksAny(desired, t.Namespace, l.live, l.foreign)); err != nil {
 		return nil, err
 	}
 	in, err := e.compare(ctx, t, l, desired, forApply)
@@ -171,9 +133,11 @@ func (e *Engine) readInputs(ctx context.Context, t Target) (*state.Document, []p
 		images  []plan.Image
 		imgsErr error
 	)
-	wg.Go(func() { l = e.listLive(ctx, t) })
+	// The preflight and the list both read the namespace: one read for the two.
+	readNamespace := sync.OnceValues(func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) })
+	wg.Go(func() { l = e.listLive(ctx, t, readNamespace) })
 	wg.Go(func() { images, imgsErr = e.resolveImages(ctx, t) })
-	doc, err := e.preflightState(ctx, t)
+	doc, err := e.preflightState(ctx, t, readNamespace)
 	if err != nil {
 		cancel()
 	}
@@ -185,8 +149,8 @@ func (e *Engine) readInputs(ctx context.Context, t Target) (*state.Document, []p
 }
 
 // preflightState runs the preflight checks, then reads the state.
-func (e *Engine) preflightState(ctx context.Context, t Target) (*state.Document, error) {
-	if err := e.Preflight(ctx, t); err != nil {
+func (e *Engine) preflightState(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) (*state.Document, error) {
+	if err := e.preflight(ctx, t, readNamespace); err != nil {
 		return nil, err
 	}
 	return readState(ctx, t)
@@ -195,11 +159,13 @@ func (e *Engine) preflightState(ctx context.Context, t Target) (*state.Document,
 // listed is what Plan reads of the cluster while the images resolve.
 type listed struct {
 	live, foreign map[plan.Key]plan.Object // typed for the built-in kinds
-	ns            *unstructured.Unstructured
-	err           error
-	features      features
-	stopNote      string // why systemd pods get no SIGRTMIN+3, when they do not
-	monitorNote   string // why roles get no ServiceMonitor, when they do not
+	// partial: foreign holds only the objects of a wave run's groups (listNamespace).
+	partial     bool
+	ns          *unstructured.Unstructured
+	err         error
+	features    features
+	stopNote    string // why systemd pods get no SIGRTMIN+3, when they do not
+	monitorNote string // why roles get no ServiceMonitor, when they do not
 }
 
 // features are what the cluster supports of what render may make.
@@ -254,11 +220,13 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 
 // listLive reads the group's live objects, its namespace, whether the cluster honours a
 // pod's stop signal and whether it serves ServiceMonitors.
-func (e *Engine) listLive(ctx context.Context, t Target) listed {
+func (e *Engine) listLive(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) listed {
 	var l listed
-	l.live, l.foreign, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
+	l.live, l.foreign, l.partial, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
 	if l.err == nil {
-		l.ns, l.err = e.o.Kube.Namespace(ctx, t.Namespace)
+		l.ns, l.err = readNamespace()
+		// A namespace that is not there holds nothing, labelled or not.
+		l.partial = l.partial && l.ns != nil
 	}
 	if l.err == nil {
 		l.features.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)

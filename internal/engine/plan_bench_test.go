@@ -19,11 +19,14 @@ import (
 
 // benchGroup loads a group shaped as the bench's (bench/setup.go writeGroup): n nodes, each a
 // tiny rootfs of its own and port 80 served and published.
-func benchGroup(b testing.TB, n int) *spec.Group {
+func benchGroup(b testing.TB, n int) *spec.Group { return namedGroup(b, "scale", n) }
+
+// namedGroup is a group of n nodes named name, in the namespace of that name.
+func namedGroup(b testing.TB, name string, n int) *spec.Group {
 	b.Helper()
 	dir := b.TempDir()
 	var y strings.Builder
-	fmt.Fprintf(&y, "group: scale\nnamespace: scale\ndefaults:\n  state: {size: 1Gi}\nnodes:\n")
+	fmt.Fprintf(&y, "group: %s\nnamespace: %s\ndefaults:\n  state: {size: 1Gi}\nnodes:\n", name, name)
 	for i := range n {
 		name := fmt.Sprintf("n%03d", i)
 		root := filepath.Join(dir, "nodes", name, "rootfs", "etc")

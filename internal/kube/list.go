@@ -60,7 +60,7 @@ func (c *Client) listRaw(ctx context.Context, gvk schema.GroupVersionKind, ns, s
 	return out, nil
 }
 
-// listRequest is the LIST of gvk in ns that carry selector.
+// listRequest is the LIST of gvk in ns ("": in every namespace) that carry selector.
 func (c *Client) listRequest(gvk schema.GroupVersionKind, ns, selector string) (*rest.Request, error) {
 	mapping, err := c.mappingFor(gvk)
 	if err != nil {
@@ -71,7 +71,7 @@ func (c *Client) listRequest(gvk schema.GroupVersionKind, ns, selector string) (
 		p = path.Join("/apis", gvk.Group)
 	}
 	p = path.Join(p, gvk.Version)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace && ns != "" { // "": every namespace
 		p = path.Join(p, "namespaces", ns)
 	}
 	p = path.Join(p, mapping.Resource.Resource)

@@ -95,8 +95,9 @@ func (c *Client) Namespace(ctx context.Context, ns string) (*unstructured.Unstru
 	return u, nil
 }
 
-// ListManagedObjects lists the objects of ManagedKinds in ns that carry selector (one LIST per
-// kind), typed where the client knows the kind (listObjects). A Secret's values are blanked.
+// ListManagedObjects lists the objects of ManagedKinds in ns ("": in every namespace) that
+// carry selector (one LIST per kind), typed where the client knows the kind (listObjects). A
+// Secret's values are blanked.
 func (c *Client) ListManagedObjects(ctx context.Context, ns, selector string) (map[plan.Key]plan.Object, error) {
 	out := map[plan.Key]plan.Object{}
 	var mu sync.Mutex
@@ -125,6 +126,19 @@ func (c *Client) ListManagedObjects(ctx context.Context, ns, selector string) (m
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// ListNamespaces lists the namespaces that carry selector, by name.
+func (c *Client) ListNamespaces(ctx context.Context, selector string) (map[string]*unstructured.Unstructured, error) {
+	items, err := c.listRaw(ctx, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "", selector)
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	out := make(map[string]*unstructured.Unstructured, len(items))
+	for _, u := range items {
+		out[u.GetName()] = u
+	}
+	return out, nil
 }
 
 // ListManaged is ListManagedObjects with every object unstructured.

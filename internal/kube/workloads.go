@@ -17,8 +17,8 @@ type Workloads struct {
 	Pods        []*corev1.Pod
 }
 
-// ListWorkloads lists the Deployments, ReplicaSets and pods of ns that carry selector (one
-// LIST per kind). A namespace that does not exist yields none.
+// ListWorkloads lists the Deployments, ReplicaSets and pods of ns ("": of every namespace)
+// that carry selector (one LIST per kind). A namespace that does not exist yields none.
 func (c *Client) ListWorkloads(ctx context.Context, ns, selector string) (*Workloads, error) {
 	opts := metav1.ListOptions{LabelSelector: selector}
 	out := &Workloads{}

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"slipway.dev/slipway/internal/spec"
+)
+
+// PreflightError is a reason to stop before anything is pushed or changed.
+type PreflightError struct{ Msg string }
+
+func (e *PreflightError) Error() string { return e.Msg }
+
+// Preflight checks what must hold before any push (SPEC §6): the cluster answers, the
+// RuntimeClass exists when the group names one, the namespace is not another group's.
+func (e *Engine) Preflight(ctx context.Context, t Target) error {
+	return e.preflight(ctx, t, func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) })
+}
+
+// preflight is Preflight with the namespace's read, which a plan shares with its listLive.
+func (e *Engine) preflight(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) error {
+	if _, err := e.o.Kube.Ping(ctx); err != nil {
+		return err
+	}
+	if rc := t.Group.RuntimeClassName; rc != "" {
+		ok, err := e.o.Kube.RuntimeClassExists(ctx, rc)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			where := t.Group.File
+			if t.Group.RuntimeClassLine > 0 {
+				where = fmt.Sprintf("%s:%d", where, t.Group.RuntimeClassLine)
+			}
+			return &PreflightError{fmt.Sprintf("group %s: runtimeClassName: RuntimeClass %q does not exist in the cluster (%s)", t.Group.Name, rc, where)}
+		}
+	}
+	live, err := readNamespace()
+	if err != nil {
+		return err
+	}
+	return namespaceOwner(live, t.Group.Name, t.Namespace)
+}
+
+func (e *Engine) checkOwner(ctx context.Context, group, ns string) error {
+	live, err := e.o.Kube.Namespace(ctx, ns)
+	if err != nil {
+		return err
+	}
+	return namespaceOwner(live, group, ns)
+}
+
+// namespaceOwner refuses the live namespace ns (nil: not there) when another group owns it.
+func namespaceOwner(live *unstructured.Unstructured, group, ns string) error {
+	if live == nil {
+		return nil
+	}
+	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != group {
+		return &PreflightError{fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it", ns, owner, group)}
+	}
+	return nil
+}
