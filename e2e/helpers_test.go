@@ -31,6 +31,8 @@ type StateView struct {
 	State    *state.Document `json:"state"`
 	Lock     *struct {
 		ID      string `json:"ID"`
+		Info    string `json:"Info"`
+		PID     int    `json:"PID"`
 		Process string `json:"process"`
 	} `json:"lock"`
 }
