@@ -19,6 +19,9 @@ const (
 	SpireKubeconfig  SpireWhat = "kubeconfig"  // the cluster's token-review kubeconfig
 	SpireClusterRole SpireWhat = "clusterrole" // the rights of the token-review account
 	SpireRoleBinding SpireWhat = "clusterrolebinding"
+	// SpireAgent is an agent the server attested for the cluster (k8s_psat): destroy evicts
+	// it, so that the server keeps nothing of the cluster.
+	SpireAgent SpireWhat = "agent"
 )
 
 // SpireChange is one change of the SPIRE lane. Nothing here is secret: a kubeconfig change
@@ -70,7 +73,7 @@ func spireStepText(cs []SpireChange) string {
 		n[c.What]++
 	}
 	var parts []string
-	for _, w := range []SpireWhat{SpireClusterRole, SpireRoleBinding, SpireKubeconfig, SpireAllow, SpireEntry} {
+	for _, w := range []SpireWhat{SpireClusterRole, SpireRoleBinding, SpireKubeconfig, SpireAllow, SpireEntry, SpireAgent} {
 		if n[w] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[w], w))
 		}

@@ -11,8 +11,8 @@ import (
 
 // Apply makes the changes plan found, in the order a node's agent needs them: the
 // token-review account's rights, then its kubeconfig and the allow list on the spire node
-// (one SSH session, one reconfiguration of the server), then the entries; on destroy the
-// rights go last.
+// (one SSH session, one reconfiguration of the server), then the entries and the agents; on
+// destroy the rights go last.
 func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 	if len(cs) == 0 {
 		return nil
@@ -21,7 +21,7 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 	var rbac, rbacGone, remote bool
 	var kubeconfig *plan.SpireChange
 	var creates, updates []plan.SpireEntryDef
-	var deletes []string
+	var deletes, agents []string
 	for i, c := range cs {
 		switch c.What {
 		case plan.SpireClusterRole, plan.SpireRoleBinding:
@@ -34,6 +34,8 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 			kubeconfig, remote = &cs[i], true
 		case plan.SpireAllow:
 			remote = true
+		case plan.SpireAgent:
+			agents = append(agents, c.Name)
 		case plan.SpireEntry:
 			switch c.Action {
 			case plan.Create:
@@ -67,6 +69,13 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
+	}
+	// Last on the server: by now the allow list and the entries are gone, so an agent still
+	// running cannot attest again, nor get an SVID.
+	if len(agents) > 0 {
+		if err := l.Server.EvictAgents(ctx, agents); err != nil {
+			return fmt.Errorf("spire server %s: agents: %w", l.Spire.Server, err)
+		}
 	}
 	if rbacGone {
 		if err := l.Kube.DeleteSpireRBAC(ctx, l.Namespace); err != nil {

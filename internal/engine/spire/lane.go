@@ -32,6 +32,10 @@ type Registrar interface {
 	CreateEntries(ctx context.Context, es []plan.SpireEntryDef) error
 	UpdateEntries(ctx context.Context, es []plan.SpireEntryDef) error
 	DeleteEntries(ctx context.Context, ids []string) error
+	// Agents are the SPIFFE IDs of the agents the server attested with k8s_psat for cluster.
+	Agents(ctx context.Context, cluster string) ([]string, error)
+	// EvictAgents deletes the agents ids; one gone already is fine.
+	EvictAgents(ctx context.Context, ids []string) error
 }
 
 // ConfigNode is the spire node: Run runs script (POSIX sh, read from stdin, data after it)
@@ -128,8 +132,9 @@ func (l *Lane) Plan(ctx context.Context) (*Planned, error) {
 	return p, nil
 }
 
-// PlanDestroy says what Destroy removes: the group's entries, its allow list and kubeconfig
-// on the spire node, the token-review account's rights.
+// PlanDestroy says what Destroy removes: the group's entries and the agents the server
+// attested for its cluster, its allow list and kubeconfig on the spire node, the
+// token-review account's rights.
 func (l *Lane) PlanDestroy(ctx context.Context) ([]plan.SpireChange, error) {
 	uid, err := l.Kube.KubeSystemUID(ctx)
 	if err != nil {
@@ -142,6 +147,13 @@ func (l *Lane) PlanDestroy(ctx context.Context) ([]plan.SpireChange, error) {
 		return nil, fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
 	}
 	out = append(out, entryChanges(cluster, nil, ours(cluster, live))...)
+	agents, err := l.Server.Agents(ctx, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("spire server %s: agents: %w", l.Spire.Server, err)
+	}
+	for _, id := range agents {
+		out = append(out, plan.SpireChange{What: plan.SpireAgent, Name: id, Action: plan.Delete, Cluster: cluster})
+	}
 	remote, err := l.readRemote(ctx, cluster)
 	if err != nil {
 		return nil, err

@@ -146,7 +146,10 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 		t.Errorf("api's drop file stays: %v", err)
 	}
 
-	// Destroy: no entry, file or right of the cluster stays, and the file has no cluster.
+	// Destroy: no entry, agent, file or right of the cluster stays, and the file has no
+	// cluster; another cluster's agent stays.
+	agent, others := "spiffe://example.org/spire/agent/k8s_psat/"+cluster+"/9d2c-node-uid", "spiffe://example.org/spire/agent/k8s_psat/"+cluster+"x/9d2c-node-uid"
+	f.server.agents[agent], f.server.agents[others] = true, true
 	gone, err := f.lane.PlanDestroy(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +157,7 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 	wantGone := []brief{
 		{"entry", "delete", "spiffe://example.org/host/" + cluster + "-web", "web"},
 		{"entry", "delete", "spiffe://example.org/k8s/" + cluster + "/demo/node-web", "web"},
+		{"agent", "delete", agent, ""},
 		{"allow-list", "delete", "demo:node-web", "web"},
 		{"kubeconfig", "delete", cluster, ""},
 		{"clusterrole", "delete", rbac, ""},
@@ -167,6 +171,9 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 	}
 	if len(f.server.entries) != 0 || f.cluster.deleted != 1 {
 		t.Errorf("after destroy: entries %v, rights deleted %d times", f.server.entries, f.cluster.deleted)
+	}
+	if d := cmp.Diff(map[string]bool{others: true}, f.server.agents); d != "" {
+		t.Errorf("agents after destroy (-want +got):\n%s", d)
 	}
 	left, _ := os.ReadDir(d)
 	if len(left) != 0 {

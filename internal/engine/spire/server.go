@@ -12,12 +12,14 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	"github.com/spiffe/go-spiffe/v2/spiffetls/tlsconfig"
 	"github.com/spiffe/go-spiffe/v2/svid/x509svid"
+	agentv1 "github.com/spiffe/spire-api-sdk/proto/spire/api/server/agent/v1"
 	bundlev1 "github.com/spiffe/spire-api-sdk/proto/spire/api/server/bundle/v1"
 	entryv1 "github.com/spiffe/spire-api-sdk/proto/spire/api/server/entry/v1"
 	"github.com/spiffe/spire-api-sdk/proto/spire/api/types"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 
 	"slipway.dev/slipway/internal/plan"
 )
@@ -28,6 +30,7 @@ type Server struct {
 	conn    *grpc.ClientConn
 	entries entryv1.EntryClient
 	bundle  bundlev1.BundleClient
+	agents  agentv1.AgentClient
 }
 
 var _ Registrar = (*Server)(nil)
@@ -36,6 +39,18 @@ var _ Registrar = (*Server)(nil)
 // bundleFile the bundle that verifies the server (PEM each). It does not wait for the
 // connection: the first call does.
 func DialServer(addr, trustDomain, certFile, keyFile, bundleFile string) (*Server, error) {
+	conn, err := DialAdmin(addr, trustDomain, certFile, keyFile, bundleFile)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{conn: conn, entries: entryv1.NewEntryClient(conn), bundle: bundlev1.NewBundleClient(conn),
+		agents: agentv1.NewAgentClient(conn)}, nil
+}
+
+// DialAdmin is the gRPC connection DialServer makes: mutual TLS with the admin SVID, the
+// server verified as spiffe://<trust domain>/spire/server against the bundle. (The e2e tests
+// read the server's agents through it too.)
+func DialAdmin(addr, trustDomain, certFile, keyFile, bundleFile string) (*grpc.ClientConn, error) {
 	td, err := spiffeid.TrustDomainFromString(trustDomain)
 	if err != nil {
 		return nil, fmt.Errorf("spire server %s: trust domain %q: %w", addr, trustDomain, err)
@@ -57,7 +72,7 @@ func DialServer(addr, trustDomain, certFile, keyFile, bundleFile string) (*Serve
 	if err != nil {
 		return nil, fmt.Errorf("spire server %s: %w", addr, err)
 	}
-	return &Server{conn: conn, entries: entryv1.NewEntryClient(conn), bundle: bundlev1.NewBundleClient(conn)}, nil
+	return conn, nil
 }
 
 // Close closes the connection.
@@ -152,6 +167,50 @@ func (s *Server) DeleteEntries(ctx context.Context, ids []string) error {
 	for _, res := range r.Results {
 		if c := codes.Code(res.GetStatus().GetCode()); c != codes.OK && c != codes.NotFound {
 			errs = append(errs, fmt.Errorf("delete %s: %s", res.GetId(), res.GetStatus().GetMessage()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// AgentPath is the path of the SPIFFE IDs of the agents k8s_psat attests for cluster (one
+// per kube node: <path><kube node UID>).
+func AgentPath(cluster string) string { return "/spire/agent/k8s_psat/" + cluster + "/" }
+
+// Agents lists the agents attested with k8s_psat for cluster, page by page.
+func (s *Server) Agents(ctx context.Context, cluster string) ([]string, error) {
+	var out []string
+	token := ""
+	for {
+		r, err := s.agents.ListAgents(ctx, &agentv1.ListAgentsRequest{PageSize: 500, PageToken: token,
+			Filter:     &agentv1.ListAgentsRequest_Filter{ByAttestationType: "k8s_psat"},
+			OutputMask: &types.AgentMask{}})
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range r.Agents {
+			if strings.HasPrefix(a.GetId().GetPath(), AgentPath(cluster)) {
+				out = append(out, idString(a.Id))
+			}
+		}
+		if token = r.NextPageToken; token == "" {
+			slices.Sort(out)
+			return out, nil
+		}
+	}
+}
+
+// EvictAgents deletes the agents ids (SPIFFE IDs); one gone already is fine.
+func (s *Server) EvictAgents(ctx context.Context, ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		sid, err := spiffeid.FromString(id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("evict %s: %w", id, err))
+			continue
+		}
+		_, err = s.agents.DeleteAgent(ctx, &agentv1.DeleteAgentRequest{Id: &types.SPIFFEID{TrustDomain: sid.TrustDomain().Name(), Path: sid.Path()}})
+		if err != nil && status.Code(err) != codes.NotFound {
+			errs = append(errs, fmt.Errorf("evict %s: %w", id, err))
 		}
 	}
 	return errors.Join(errs...)

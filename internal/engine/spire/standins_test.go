@@ -23,12 +23,13 @@ import (
 type standinServer struct {
 	bundle  string
 	entries map[string]plan.SpireEntryDef
-	calls   map[string]int // create, update, delete: how many entries each changed
+	agents  map[string]bool // attested agents, by SPIFFE ID
+	calls   map[string]int  // create, update, delete: how many entries each changed
 }
 
 func newStandinServer() *standinServer {
 	return &standinServer{bundle: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
-		entries: map[string]plan.SpireEntryDef{}, calls: map[string]int{}}
+		entries: map[string]plan.SpireEntryDef{}, agents: map[string]bool{}, calls: map[string]int{}}
 }
 
 func (s *standinServer) Bundle(context.Context) (string, error) { return s.bundle, nil }
@@ -70,6 +71,24 @@ func (s *standinServer) DeleteEntries(_ context.Context, ids []string) error {
 	for _, id := range ids {
 		delete(s.entries, id)
 		s.calls["delete"]++
+	}
+	return nil
+}
+
+func (s *standinServer) Agents(_ context.Context, cluster string) ([]string, error) {
+	var out []string
+	for id := range s.agents {
+		if strings.HasPrefix(id, "spiffe://example.org"+AgentPath(cluster)) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (s *standinServer) EvictAgents(_ context.Context, ids []string) error {
+	for _, id := range ids {
+		delete(s.agents, id)
 	}
 	return nil
 }

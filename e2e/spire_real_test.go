@@ -1,0 +1,264 @@
+package e2e
+
+// Issue 37 on the real node: nodes whose image runs spire-agent attest with k8s_psat, using
+// the kubelet's projected token, to the dev environment's SPIRE server (dev up --spire), and
+// fetch their X.509-SVIDs in their pods. The dev cluster has one real kubelet node, so the
+// test moves the nodes on and off it in turn: that is also how it shows that two agents never
+// share a kube node.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/spec"
+)
+
+// The nodes of the SPIRE groups: on the real node ({{REAL}}), or on a simulated kwok node
+// (no placement), where no agent really runs.
+const (
+	spireRealA = "  a:\n    {{REAL}}\n"
+	// A node leaves the real node by another nodeSelector, not by dropping its placement:
+	// plan does not see a field dropped from the file (the Subset shortcut of engine.dryRun).
+	spireKwokA = "  a:\n    " + spireKwokPlacement + "\n"
+	// b waits less for its rollout: while a holds the real node it stays Pending.
+	spireRealB = "  b:\n    rolloutTimeout: 40s\n    {{REAL}}\n"
+	spireKwokB = "  b:\n    " + spireKwokPlacement + "\n"
+	spireRealC = "  c:\n    {{REAL}}\n"
+
+	spireKwokPlacement = `placement: {nodeSelector: {type: kwok}, tolerations: [{key: ` + realLabel + `, operator: Equal, value: "true", effect: NoSchedule}]}`
+)
+
+// TestSpireReal: issue 37's tests on the dev environment. One group with node a on the real
+// node attests and holds its own SVID; a second apply changes nothing; node b cannot share
+// the kube node (its pod stays Pending on the anti-affinity) and, once a leaves the real node,
+// attests and gets only b's SVID; a second group's node gets only its own; the server refuses
+// an account not on the allow list, a wrong audience and a deleted pod's token; destroy leaves
+// none of the groups' entries or files; no credential shows in any output, state, plan file
+// or process argument.
+func TestSpireReal(t *testing.T) {
+	t.Parallel()
+	one, node := newSpireGroup(t, "sp-one", spireGroup(spireRealA))
+	adm := newSpireAdmin(t, one.s)
+	var args []string             // the command lines seen during the hand-offs
+	tokens := map[string]string{} // cluster → the token of its kubeconfig on the spire node
+	// The steps share the groups and the one real node, in turn: a failed step ends the test
+	// (the helpers fail the test itself, so the steps are not subtests).
+	step := func(name string, f func(t *testing.T)) {
+		start := time.Now()
+		f(t)
+		if t.Failed() {
+			t.Fatalf("step %q failed", name)
+		}
+		t.Logf("step %q passed in %s", name, time.Since(start).Round(time.Second))
+	}
+	planFile, planText := filepath.Join(one.Dir, "spire.plan"), ""
+	step("node attests with the kubelet's token and holds its own SVID", func(t *testing.T) {
+		r := one.run(0, "plan", "-out", planFile)
+		if planText = string(readOrEmpty(planFile)); planText == "" {
+			t.Fatalf("plan -out %s wrote nothing", planFile)
+		}
+		for _, w := range []string{"spire kubeconfig " + one.cluster, "spire allow-list " + one.Name + ":node-a", "spire entry " + one.hostID("a")} {
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("plan does not show %q:\n%s", w, r.Stdout)
+			}
+		}
+		stop := cmdlines()
+		one.run(0, "apply", planFile)
+		args = append(args, stop()...)
+		spireAttested(t, one, adm, node, "a")
+		tokens[one.cluster] = one.kubeconfigToken(t)
+	})
+	step("a second apply changes nothing", func(t *testing.T) { spireNoChange(t, one, adm) })
+	var aToken string
+	step("two agents never share a kube node, each gets only its own SVID", func(t *testing.T) {
+		a := one.realPod("a", node)
+		one.writeGroup(spireGroup(spireRealA + spireRealB))
+		r := one.run(1, "apply", "--yes")
+		if !strings.Contains(r.Stdout+r.Stderr, "anti-affinity") {
+			t.Errorf("apply with b: want its failure to name the anti-affinity, got %s", r)
+		}
+		spirePending(t, one, "b")
+		if got := one.realPod("a", node); got.UID != a.UID {
+			t.Errorf("a's pod changed from %s to %s: adding b must not touch a", a.Name, got.Name)
+		}
+		// b's entries are on the server now, and a's agent still holds only a's identity.
+		if got := len(adm.entries(t, one.cluster)); got != 4 {
+			t.Errorf("entries of %s with b: %d, want 4 (an alias and a host entry each)", one.cluster, got)
+		}
+		if diff := cmp.Diff([]string{one.hostID("a")}, one.fetch(a.Name)); diff != "" {
+			t.Errorf("a's SVIDs with b's entries on the server (-want +got):\n%s", diff)
+		}
+		if aToken = one.exec(a.Name, "cat", spec.DefaultSpireTokenPath); strings.Count(aToken, ".") != 2 {
+			t.Fatalf("a's projected token is not a JWT (%d bytes)", len(aToken))
+		}
+		// a leaves the real node (its entries stay): b takes it, attests and gets only b's.
+		one.writeGroup(spireGroup(spireKwokA + spireRealB))
+		one.run(0, "apply", "--yes", "--timeout", "3m")
+		if p := one.roPods("a"); len(p) != 1 || p[0].Spec.NodeName == node {
+			t.Fatalf("a's pods after the move: %d (%v); want one, off the real node", len(p), roPodNames(p))
+		}
+		spireAttested(t, one, adm, node, "b")
+		if got := len(adm.entries(t, one.cluster)); got != 4 {
+			t.Errorf("entries of %s: %d, want a's and b's, 4", one.cluster, got)
+		}
+	})
+	one.writeGroup(spireGroup(spireKwokA + spireKwokB))
+	one.run(0, "apply", "--yes")
+	two, _ := newSpireGroup(t, "sp-two", spireGroup(spireRealC))
+	step("a third group sharing the server gets neither identity", func(t *testing.T) {
+		stop := cmdlines()
+		two.run(0, "apply", "--yes")
+		args = append(args, stop()...)
+		spireAttested(t, two, adm, node, "c")
+		tokens[two.cluster] = two.kubeconfigToken(t)
+		if two.cluster == one.cluster {
+			t.Fatalf("two groups share the cluster name %s", one.cluster)
+		}
+	})
+	step("the server refuses", func(t *testing.T) { spireRefusals(t, one, two, adm, node, aToken) })
+	step("destroy leaves no entry or file of the group", func(t *testing.T) {
+		for _, g := range []*spireTest{one, two} {
+			g.outputs = append(g.outputs, Result{Stdout: string(readOrEmpty(filepath.Join(g.Dir, ".slipway", "state", g.Name+".json")))})
+			g.run(0, "state", "show", "-o", "json")
+			stop := cmdlines()
+			g.run(0, "destroy", "--yes")
+			args = append(args, stop()...)
+			spireGone(t, g, adm)
+		}
+	})
+	step("no credential in any output, state, plan file or argument", func(t *testing.T) {
+		spireNoSecrets(t, one, two, tokens, planText, args)
+	})
+}
+
+// spireAttested: node's pod runs on the real node, its agent attested with the kubelet's
+// projected token of its pod (the agent's selectors name the pod's UID), and the agent hands
+// root exactly the node's host SVID.
+func spireAttested(t *testing.T, st *spireTest, adm *spireAdmin, realNode, node string) {
+	t.Helper()
+	pod := st.realPod(node, realNode)
+	if got := strings.TrimSpace(st.exec(pod.Name, "stat", "-L", "-c", "%a %u", spec.DefaultSpireTokenPath)); got != "400 0" {
+		t.Errorf("the projected token in %s: mode and owner %q, want 400 0 (only root reads it)", pod.Name, got)
+	}
+	if diff := cmp.Diff([]string{st.hostID(node)}, st.fetch(pod.Name)); diff != "" {
+		t.Errorf("node %s's SVIDs (-want +got):\n%s", node, diff)
+	}
+	agents := adm.agents(t, st.cluster)
+	if len(agents) != 1 {
+		t.Fatalf("agents of %s on the server: %v, want one", st.cluster, agents)
+	}
+	for id, sel := range agents {
+		for _, want := range []string{"agent_ns:" + st.Name, "agent_sa:" + spec.ServiceAccountName(node),
+			"agent_pod_uid:" + string(pod.UID), "agent_node_name:" + realNode, "cluster:" + st.cluster} {
+			if !slices.Contains(sel, want) {
+				t.Errorf("agent %s: selectors %v lack %s", id, sel, want)
+			}
+		}
+	}
+	files := spireFiles(t, st.s.ConfigDir)
+	for _, f := range []string{"k8s_psat.d/" + st.cluster + ".kubeconfig", "k8s_psat.d/" + st.cluster + ".allow/" + st.Name + ":node-" + node} {
+		if _, ok := files[f]; !ok {
+			t.Errorf("the spire node has no %s: %v", f, files)
+		}
+	}
+}
+
+// spirePending: node's pod is not scheduled, and the scheduler says it is the anti-affinity.
+func spirePending(t *testing.T, st *spireTest, node string) {
+	t.Helper()
+	pods := st.roPods(node)
+	if len(pods) != 1 {
+		t.Fatalf("%s: %d pods, want 1", node, len(pods))
+	}
+	p := pods[0]
+	if p.Spec.NodeName != "" {
+		t.Fatalf("pod %s was scheduled to %s beside another agent", p.Name, p.Spec.NodeName)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+			strings.Contains(c.Message, "anti-affinity") {
+			t.Logf("pod %s: %s", p.Name, c.Message)
+			return
+		}
+	}
+	t.Errorf("pod %s: conditions %+v, want PodScheduled False, Unschedulable, naming the anti-affinity", p.Name, p.Status.Conditions)
+}
+
+// spireNoChange: a second plan and apply say No changes., and leave the entries (their
+// revisions), the spire node's files (content and mtime), the ConfigMap spire-agent and the
+// token-review rights (resourceVersions) and the pod as they were.
+func spireNoChange(t *testing.T, st *spireTest, adm *spireAdmin) {
+	t.Helper()
+	snap := func() map[string]any {
+		ctx := context.Background()
+		cs := st.Kube.Clientset
+		rv := map[string]string{}
+		if cm, err := cs.CoreV1().ConfigMaps(st.Name).Get(ctx, spec.SpireAgentConfigMap, metav1.GetOptions{}); err == nil {
+			rv["configmap"] = cm.ResourceVersion
+		}
+		name := kube.SpireRBACName(st.Name)
+		if r, err := cs.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			rv["clusterrole"] = r.ResourceVersion
+		}
+		if b, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			rv["clusterrolebinding"] = b.ResourceVersion
+		}
+		return map[string]any{"entries": adm.entries(t, st.cluster), "files": spireFiles(t, st.s.ConfigDir),
+			"resourceVersions": rv, "pods": st.PodUIDs()}
+	}
+	before := snap()
+	t.Logf("before the second apply: %v", before)
+	if len(before["entries"].([]string)) != 2 || len(before["resourceVersions"].(map[string]string)) != 3 {
+		t.Fatalf("after the first apply: want 2 entries and the 3 objects, got %v", before)
+	}
+	if r := st.run(0, "plan"); !strings.Contains(r.Stdout, "No changes.") {
+		t.Errorf("plan after apply: want No changes., got %s", r)
+	}
+	if r := st.run(0, "apply", "--yes"); !strings.Contains(r.Stdout, "No changes.") {
+		t.Errorf("second apply: want No changes., got %s", r)
+	}
+	if diff := cmp.Diff(before, snap()); diff != "" {
+		t.Errorf("the second apply changed (-before +after):\n%s", diff)
+	}
+}
+
+// spireGone: after destroy the server has no entry or agent of the group's cluster, the spire
+// node no kubeconfig or allow list of it and k8s_psat.hcl does not name it, the rights are
+// gone.
+func spireGone(t *testing.T, st *spireTest, adm *spireAdmin) {
+	t.Helper()
+	if e := adm.entries(t, st.cluster); len(e) != 0 {
+		t.Errorf("entries of %s after destroy: %v", st.cluster, e)
+	}
+	for f := range spireFiles(t, st.s.ConfigDir) {
+		if strings.Contains(f, st.cluster) {
+			t.Errorf("the spire node keeps %s after destroy", f)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(st.s.ConfigDir, "k8s_psat.hcl")); err != nil || strings.Contains(string(b), st.cluster) {
+		t.Errorf("k8s_psat.hcl after destroy (%v) names %s:\n%s", err, st.cluster, b)
+	}
+	_, err := st.Kube.Clientset.RbacV1().ClusterRoles().Get(context.Background(), kube.SpireRBACName(st.Name), metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("ClusterRole %s after destroy: %v, want not found", kube.SpireRBACName(st.Name), err)
+	}
+	if a := adm.agents(t, st.cluster); len(a) != 0 {
+		t.Errorf("agents of %s after destroy: %v", st.cluster, a)
+	}
+}
+
+func readOrEmpty(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return b
+}
