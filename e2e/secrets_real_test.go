@@ -5,10 +5,8 @@ package e2e
 // are the kubelet's and the kernel's, not a simulation's.
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,48 +41,7 @@ func (g *Group) writeServiceArchive(file, companion string) {
 	if err := os.WriteFile(filepath.Join(root, "bin", "companion"), []byte("#!/bin/sh\n"+companion+"\n"), 0o755); err != nil {
 		g.t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || p == root {
-			return err
-		}
-		link := ""
-		if fi.Mode()&os.ModeSymlink != 0 {
-			if link, err = os.Readlink(p); err != nil {
-				return err
-			}
-		}
-		h, err := tar.FileInfoHeader(fi, link)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		h.Name, h.Uid, h.Gid, h.Uname, h.Gname = rel, 0, 0, "", ""
-		if fi.IsDir() {
-			h.Name += "/"
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if fi.Mode().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			_, err = io.Copy(tw, f)
-			return err
-		}
-		return nil
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	layer, err := devcluster.TreeLayer(root, root+".layer.tar.gz")
 	if err != nil {
 		g.t.Fatal(err)
 	}

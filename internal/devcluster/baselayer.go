@@ -64,6 +64,16 @@ func baseImage(tree string, command []string) (v1.Image, v1.Hash, error) {
 	return img, h, os.WriteFile(digestPath, []byte(h.String()), 0o644)
 }
 
+// TreeLayer writes tree as one gzipped tar layer to path, the way the base images are written
+// (owners and modes kept, the epoch as every time, entries sorted), and returns it: for tests
+// that need an image of a tree slipway does not build itself.
+func TreeLayer(tree, path string) (v1.Layer, error) {
+	if err := writeLayer(tree, path); err != nil {
+		return nil, err
+	}
+	return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
+}
+
 // writeLayer writes tree as a gzipped tar to path (through a temporary file and a rename: two
 // dev ups of different data directories may write it at once).
 func writeLayer(tree, path string) error {
