@@ -31,6 +31,9 @@ func desiredObjects(t Target, images []plan.Image, ids, versions map[string]stri
 			if d, ok := o.(*appsv1.Deployment); ok {
 				// A suspended group stays at 0 until resume; the file's replicas are not drift.
 				d.Spec.Replicas = new(int32)
+				if err := render.StampApplied(d); err != nil { // the hash of what apply applies
+					return nil, err
+				}
 			}
 		}
 	}

@@ -75,7 +75,8 @@ type Input struct {
 // (default-deny first), ServiceAccounts, PersistentVolumeClaims, ConfigMaps and Secrets,
 // Services, the routes of nodes behind the Gateway (TLSRoute, HTTPRoute), Deployments,
 // PodDisruptionBudgets, ServiceMonitors.
-// Within a kind, objects follow the nodes by name, a node before its roles by name.
+// Within a kind, objects follow the nodes by name, a node before its roles by name. Each
+// carries its applied hash (StampApplied).
 func Objects(in Input) ([]Object, error) {
 	g := in.Group
 	if g == nil {
@@ -131,6 +132,9 @@ func Objects(in Input) ([]Object, error) {
 	out = append(out, r.namespace())
 	for _, list := range [][]Object{policies, accounts, claims, configs, services, routes, deployments, budgets, monitors} {
 		out = append(out, list...)
+	}
+	if err := stampAll(out); err != nil {
+		return nil, fmt.Errorf("render group %s: %w", g.Name, err)
 	}
 	return out, nil
 }

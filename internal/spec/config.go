@@ -296,7 +296,7 @@ func objectOf(owner, name string) string {
 	return ObjectName(owner, name)
 }
 
-// Annotations slipway writes for config and secrets (in its own domain, which a file cannot set).
+// Annotations slipway writes (in its own domain, which a file cannot set).
 const (
 	// AnnotationConfigHash on a pod template: a hash of the content of the ConfigMaps and
 	// Secrets slipway makes that the pod mounts or reads, so a content change rolls it out.
@@ -304,4 +304,10 @@ const (
 	// AnnotationSecretHash on a Secret slipway makes: the hash of its values. The rendered
 	// Secret has no data; the engine fills it at apply from the same sources.
 	AnnotationSecretHash = "slipway.dev/secret-hash"
+	// AnnotationAppliedHash on the top-level metadata of every object slipway applies: a hash
+	// of the object as applied (without this annotation). A field slipway drops from an object
+	// changes it, so the plan's cheap comparison, which only sees the fields it still wants,
+	// finds the object changed and the server-side dry run shows the field's removal. Never
+	// on a pod template: changing it restarts no pod.
+	AnnotationAppliedHash = "slipway.dev/applied-hash"
 )
