@@ -10,6 +10,7 @@ import (
 
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/spec"
 )
 
 // rollbackTarget returns the Deployment as it should be set back to on a failed rollout: the
@@ -30,6 +31,14 @@ func rollbackTarget(w deploymentWatch, k plan.Key, readyHash string) *appsv1.Dep
 		if rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == readyHash && metav1.IsControlledBy(rs, live) {
 			prev := live.DeepCopy()
 			prev.Spec.Template = *rs.Spec.Template.DeepCopy()
+			// The Deployment controller copies a Deployment's annotations to the ReplicaSet of
+			// its template: the ReplicaSet's applied hash is the one of that template.
+			prev.Annotations = maps.Clone(prev.Annotations)
+			if h := rs.Annotations[spec.AnnotationAppliedHash]; h != "" {
+				prev.Annotations[spec.AnnotationAppliedHash] = h
+			} else {
+				delete(prev.Annotations, spec.AnnotationAppliedHash)
+			}
 			return prev
 		}
 	}
@@ -67,9 +76,15 @@ func wasReady(d *appsv1.Deployment) bool {
 func rollbackObject(prev *appsv1.Deployment) *appsv1.Deployment {
 	tmpl := prev.Spec.Template.DeepCopy()
 	delete(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	meta := metav1ObjectMeta(prev.Name, prev.Namespace, prev.Labels)
+	if h := prev.Annotations[spec.AnnotationAppliedHash]; h != "" {
+		// The hash of the object set back: a file back at it is No changes again, a file
+		// that still differs is a change (the live one lacks what it sets, or the hash).
+		meta.Annotations = map[string]string{spec.AnnotationAppliedHash: h}
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   render.DeploymentTypeMeta,
-		ObjectMeta: metav1ObjectMeta(prev.Name, prev.Namespace, prev.Labels),
+		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
 			Replicas: prev.Spec.Replicas,
 			Selector: prev.Spec.Selector,
