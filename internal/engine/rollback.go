@@ -117,3 +117,15 @@ func digestOf(ref string) string {
 func metav1ObjectMeta(name, ns string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: maps.Clone(labels)}
 }
+
+// withReplicas is prev, copied, with the replicas resume set: the watch's copy of the
+// Deployment may not show resume's scale yet (a stop asked right after it), and setting back
+// with the replicas of the suspend would leave the node down.
+func withReplicas(prev *appsv1.Deployment, replicas int32) *appsv1.Deployment {
+	if prev == nil {
+		return nil
+	}
+	prev = prev.DeepCopy()
+	prev.Spec.Replicas = &replicas
+	return prev
+}

@@ -249,12 +249,11 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentW
 	case res.Phase == status.Ready:
 		o.hash = templateHash(w, tg.key)
 	case ctx.Err() == nil || res.Reason == reasonStopped:
-		// Only now: the target must carry the replicas resume just set.
 		readyHash := rec.readyTemplate(node)
 		if readyHash != "" && readyHash == templateHash(w, tg.key) {
 			o.noPrev = "it runs the last template that became ready"
 		} else {
-			o.prev = rollbackTarget(w, tg.key, readyHash)
+			o.prev = withReplicas(rollbackTarget(w, tg.key, readyHash), tg.replicas)
 		}
 	}
 	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, tg.key, limit, node), func() string { return e.failureReport(context.WithoutCancel(ctx), w, tg.key, res) })
