@@ -64,11 +64,24 @@ func TestBaseImagesInRegistry(t *testing.T) {
 // layerLinks maps each symbolic link of img's layers to its target.
 func layerLinks(t *testing.T, img v1.Image) map[string]string {
 	t.Helper()
+	out := map[string]string{}
+	for name, h := range layerHeaders(t, img) {
+		if h.Typeflag == tar.TypeSymlink {
+			out[name] = h.Linkname
+		}
+	}
+	return out
+}
+
+// layerHeaders maps each entry of img's layers (its name without a leading "./") to its header,
+// a later layer's entry over an earlier one's.
+func layerHeaders(t *testing.T, img v1.Image) map[string]*tar.Header {
+	t.Helper()
 	layers, err := img.Layers()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
+	out := map[string]*tar.Header{}
 	for _, l := range layers {
 		rc, err := l.Uncompressed()
 		if err != nil {
@@ -83,9 +96,7 @@ func layerLinks(t *testing.T, img v1.Image) map[string]string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h.Typeflag == tar.TypeSymlink {
-				out[strings.TrimPrefix(h.Name, "./")] = h.Linkname
-			}
+			out[strings.TrimPrefix(h.Name, "./")] = h
 		}
 		rc.Close()
 	}

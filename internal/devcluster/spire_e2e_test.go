@@ -1,13 +1,11 @@
 package devcluster_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -229,33 +227,9 @@ func spireAgentImage(t *testing.T, s *devcluster.Spire) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{"bin/sh": false, strings.TrimPrefix(devcluster.SpireAgentPath, "/"): false}
-	for _, l := range layers {
-		rc, err := l.Uncompressed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := tar.NewReader(rc)
-		for {
-			h, err := tr.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := want[h.Name]; ok {
-				want[h.Name] = true
-			}
-		}
-		rc.Close()
-	}
-	for f, found := range want {
-		if !found {
+	entries := layerHeaders(t, img)
+	for _, f := range []string{"bin/sh", strings.TrimPrefix(devcluster.SpireAgentPath, "/")} {
+		if entries[f] == nil {
 			t.Errorf("agent image %s has no %s", s.AgentImage, f)
 		}
 	}
