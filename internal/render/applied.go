@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"runtime"
-	"sync"
 
+	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -44,14 +44,10 @@ func StampApplied(o Object) error {
 func stampAll(objs []Object) error {
 	errs := make([]error, len(objs))
 	chunks := max(min(runtime.GOMAXPROCS(0), len(objs)), 1)
-	var wg sync.WaitGroup
-	for c := range chunks {
-		wg.Go(func() {
-			for i := c; i < len(objs); i += chunks {
-				errs[i] = StampApplied(objs[i])
-			}
-		})
-	}
-	wg.Wait()
+	parallel.ForEach(chunks, parallel.Indexes(chunks), func(c int) {
+		for i := c; i < len(objs); i += chunks {
+			errs[i] = StampApplied(objs[i])
+		}
+	})
 	return errors.Join(errs...)
 }
