@@ -8,7 +8,6 @@ import (
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/spec"
 )
 
 // DestroyScope is what destroy removes (SPEC §2, issue 11 item 3): the namespace with
@@ -93,7 +92,7 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if err != nil || ns == nil {
 		return s, err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, groupSelector(t.Group.Name))
 	if err != nil {
 		return nil, err
 	}

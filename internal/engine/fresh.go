@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -49,7 +48,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := checkSerial(p, doc); err != nil {
 		return err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, spec.LabelGroup+"="+p.Group)
+	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, groupSelector(p.Group))
 	if err != nil {
 		return err
 	}

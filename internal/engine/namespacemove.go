@@ -103,7 +103,7 @@ func (e *Engine) planMove(ctx context.Context, t Target, doc *state.Document) (*
 	if from == "" || err != nil {
 		return nil, err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, from, spec.LabelGroup+"="+t.Group.Name)
+	live, err := e.o.Kube.ListManaged(ctx, from, groupSelector(t.Group.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	}
 	if !scope.Empty() {
 		// Scope names the objects only where the namespace stays; the plan shows them always.
-		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
+		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, groupSelector(t.Group.Name))
 		if err != nil {
 			return nil, err
 		}

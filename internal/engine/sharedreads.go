@@ -110,6 +110,8 @@ func (s *SharedReads) selector() string {
 	return spec.LabelGroup + " in (" + strings.Join(slices.Compact(groups), ",") + ")"
 }
 
+// groupSelector selects the objects of group: every list of a group's objects asks with it, so
+// SharedReads knows such a list by its selector.
 func groupSelector(group string) string { return spec.LabelGroup + "=" + group }
 
 // ListManagedObjects serves a covered namespace's objects of its group from the shared read.

@@ -22,7 +22,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, spec.LabelGroup+"="+t.Group.Name)
+	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, groupSelector(t.Group.Name))
 	if err != nil {
 		return nil, err
 	}
