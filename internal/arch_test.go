@@ -25,7 +25,7 @@ const module = "slipway.dev/slipway/internal/"
 var allowed = map[string][]string{
 	"event":      {},
 	"spec":       {"realpath"},
-	"render":     {"secretsconf", "spec"},
+	"render":     {"parallel", "secretsconf", "spec"}, // parallel: a pure leaf, the one parallelism helper
 	"plan":       {"spec"},
 	"status":     {"event", "quote"},
 	"ui":         {"event", "plan", "quote", "spec", "status"},
