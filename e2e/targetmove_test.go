@@ -30,10 +30,11 @@ func TestTargetMoveKeepsClaim(t *testing.T) {
 	t.Parallel()
 	g := NewGroup(t, "tmv", targetsGroup, "web", "cache", "db")
 	front, data := g.Name+"-front", g.Name+"-data"
+	dataKey := g.Name + ".data" // the state key of target data (spec.Identity)
 	g.dropNamespaces(front, data)
 	g.MustRun(0, "apply", "--yes", "--target", "front")
 	g.MustRun(0, "apply", "--yes", "--target", "data")
-	machineID := g.stateOf(data).State.Nodes["db"].MachineID
+	machineID := g.stateOf(dataKey).State.Nodes["db"].MachineID
 
 	g.WriteFile("slipway.yaml", strings.ReplaceAll(strings.Replace(targetsGroup, "app: data", "app: front", 1), "{{GROUP}}", g.Name))
 	r := g.MustRun(2, "plan", "--detailed-exitcode", "--target", "data")
@@ -52,7 +53,7 @@ func TestTargetMoveKeepsClaim(t *testing.T) {
 	if !g.claimExists(data, "db-state") {
 		t.Fatalf("apply --keep-claims deleted claim %s/db-state", data)
 	}
-	st := g.stateOf(data).State
+	st := g.stateOf(dataKey).State
 	if st == nil || st.Nodes["db"] == nil || st.Nodes["db"].MachineID != machineID {
 		t.Errorf("state of target data: node db's record %+v, want its machine ID %s kept", st, machineID)
 	}
@@ -67,7 +68,7 @@ func TestTargetMoveKeepsClaim(t *testing.T) {
 	if g.claimExists(data, "db-state") {
 		t.Errorf("apply without --keep-claims kept claim %s/db-state", data)
 	}
-	if st := g.stateOf(data).State; st != nil && st.Nodes["db"] != nil {
+	if st := g.stateOf(dataKey).State; st != nil && st.Nodes["db"] != nil {
 		t.Errorf("state of target data still records db after its claim went: %+v", st.Nodes["db"])
 	}
 	g.MustRun(0, "destroy", "--yes", "--target", "front")

@@ -93,9 +93,9 @@ func TestTargetsApart(t *testing.T) {
 		t.Errorf("Deployments by namespace (-want +got):\n%s", d)
 	}
 	for target, nodes := range map[string][]string{"front": {"cache", "web"}, "data": {"db"}} {
-		st := g.stateOf(g.Name + "-" + target)
+		st := g.stateOf(g.Name + "." + target) // the target's key (spec.Identity)
 		if st.State == nil || st.State.Namespace != g.Name+"-"+target {
-			t.Fatalf("state %s-%s: %+v", g.Name, target, st)
+			t.Fatalf("state %s.%s: %+v", g.Name, target, st)
 		}
 		var names []string
 		for n := range st.State.Nodes {

@@ -192,7 +192,7 @@ func NewRoot() *cobra.Command {
 	f.IntVar(&g.Parallelism, "parallelism", 10, "nodes handled at a time; when not given, nodes deployed for the first time go "+strconv.Itoa(defaultNewNodes)+" at a time, pushes "+strconv.Itoa(defaultPushes))
 	f.StringVarP(&g.Output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&g.NoColor, "no-color", false, "no colours in the plan on a terminal (also env NO_COLOR)")
-	f.StringVar(&g.DeploymentID, "deployment-id", "", "appended as -<id> to every target's namespace (env "+deploymentIDEnv+")")
+	f.StringVar(&g.DeploymentID, "deployment-id", "", "the deployment of the target: a state, lock and objects of its own, and -<id> appended to its namespace (env "+deploymentIDEnv+")")
 
 	root.AddCommand(newVersionCmd(), newCompletionCmd(root), newDevCmd(g))
 	for _, add := range commandAdders {

@@ -26,8 +26,8 @@ func newStateCmd(g *Globals) *cobra.Command {
 		Use:   "state",
 		Short: "Show, list and unlock group states",
 		Long: "The state records what slipway applied to a group; its lock keeps two runs apart.\n" +
-			"The group comes from --group, else from the group file (-f); --target <app> names the\n" +
-			"state of that per-app target (<group>-<app>).",
+			"The group comes from --group, else from the group file (-f); --target <app> and\n" +
+			"--deployment-id name the state of that deployment (<group>.<app>, <group>.<target>.<id>).",
 	}
 	cmd.PersistentFlags().StringVar(&group, "group", "", "the group (default: the group file's)")
 	addTargetFlag(cmd.PersistentFlags(), g)
@@ -56,26 +56,32 @@ func newStateCmd(g *Globals) *cobra.Command {
 	return cmd
 }
 
-// stateGroup resolves the name the state is kept under: --group, else the group file's name;
-// with --target <app>, that target's (<group>-<app>, as spec.Group.ForTarget names it). With
-// the group file an app no node names any more is taken as given too: its last node may have
-// moved to another app, leaving its state.
+// stateGroup resolves the key the state is kept under (spec.Identity.Key): --group, else the
+// group file's name, with --target <app> and --deployment-id narrowing it to that deployment's
+// (`<group>.<app>`, `<group>.<target>.<id>`). With the group file an app no node names any
+// more is taken as given too: its last node may have moved to another app, leaving its state.
 func stateGroup(g *Globals, flag string) (string, error) {
+	id, from := g.DeploymentIDValue()
+	if err := spec.CheckDeploymentID(id, from); err != nil {
+		return "", err
+	}
 	if flag != "" {
-		if !g.perApp() {
-			return flag, nil
+		if !g.perApp() && id == "" {
+			return flag, nil // a group's name, or a key as `state list` prints it
 		}
-		name := flag + "-" + g.Target
-		if !spec.IsDNSLabel(name) {
-			return "", fmt.Errorf("--group %s --target %s: the target's state %s is not a DNS label of at most 63 characters", flag, g.Target, name)
+		if !spec.IsDNSLabel(flag) {
+			return "", fmt.Errorf("--group %q: not a DNS label: with --target or a deployment id, name the group as its file does", flag)
 		}
-		return name, nil
+		if g.perApp() && !spec.IsDNSLabel(g.Target) {
+			return "", fmt.Errorf("--target %q: not a DNS label", g.Target)
+		}
+		return spec.Identity{Group: flag, Target: g.Target, ID: id}.Key(), nil
 	}
 	grp, err := spec.Load(g.File)
 	if err != nil {
 		return "", fmt.Errorf("%w (name the group with --group)", err)
 	}
-	tg, err := grp.ForTarget(g.Target)
+	tg, err := grp.ForDeployment(g.Target, id)
 	var empty *spec.EmptyTargetError
 	if errors.As(err, &empty) {
 		return empty.Target.Name, nil // a target whose last node moved away may still have a state

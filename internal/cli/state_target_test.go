@@ -10,11 +10,13 @@ import (
 	"slipway.dev/slipway/internal/state"
 )
 
-// TestStateShowTarget: `state show --target <app>` shows that target's state (<group>-<app>),
-// from the group file or --group, also of an app no node names any more (its last node moved).
+// TestStateShowTarget: `state show --target <app> --deployment-id <id>` shows that
+// deployment's state (<group>.<app>, <group>.<target>.<id>), from the group file or --group,
+// also of an app no node names any more (its last node moved); a group named like a target
+// (`shop-front`) has a state of its own (issue 46).
 func TestStateShowTarget(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"shop", "shop-front", "shop-data"} {
+	for _, name := range []string{"shop", "shop.front", "shop.data", "shop.all.x7", "shop-front"} {
 		b, err := state.Open(context.Background(), "file://"+filepath.Join(dir, name+".json"), name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -33,10 +35,14 @@ func TestStateShowTarget(t *testing.T) {
 	}{
 		{name: "the group file's group", args: []string{"-f", file}, wantGroup: "shop"},
 		{name: "target all", args: []string{"-f", file, "--target", "all"}, wantGroup: "shop"},
-		{name: "an app of the group file", args: []string{"-f", file, "--target", "front"}, wantGroup: "shop-front"},
-		{name: "an app of --group", args: []string{"--group", "shop", "--target", "data"}, wantGroup: "shop-data"},
-		{name: "an app no node has (any more)", args: []string{"-f", file, "--target", "mail"}, wantGroup: "shop-mail", noState: true},
-		{name: "a name too long", args: []string{"--group", strings.Repeat("g", 60), "--target", "data"}, wantErr: "is not a DNS label of at most 63 characters"},
+		{name: "an app of the group file", args: []string{"-f", file, "--target", "front"}, wantGroup: "shop.front"},
+		{name: "a group named like the target", args: []string{"--group", "shop-front"}, wantGroup: "shop-front"},
+		{name: "an app of --group", args: []string{"--group", "shop", "--target", "data"}, wantGroup: "shop.data"},
+		{name: "a deployment id", args: []string{"--group", "shop", "--deployment-id", "x7"}, wantGroup: "shop.all.x7"},
+		{name: "a deployment id from the group file", args: []string{"-f", file, "--target", "all", "--deployment-id", "x7"}, wantGroup: "shop.all.x7"},
+		{name: "an app no node has (any more)", args: []string{"-f", file, "--target", "mail"}, wantGroup: "shop.mail", noState: true},
+		{name: "a group that is no label", args: []string{"--group", "shop.x", "--target", "data"}, wantErr: `--group "shop.x": not a DNS label`},
+		{name: "an id that is no label", args: []string{"--group", "shop", "--deployment-id", "X7"}, wantErr: `deployment id "X7" (from --deployment-id) is not a DNS label`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,16 +40,21 @@ func (g *Globals) DeploymentIDValue() (id, from string) {
 // perApp reports whether the run deploys one app's nodes rather than every node.
 func (g *Globals) perApp() bool { return g.Target != "" && g.Target != spec.TargetAll }
 
-// targetOf narrows grp to the run's target and gives its namespace: the group's namespace
-// (SPEC §2), `-<app>` for a per-app target (FR-007), then `-<id>` for a deployment id
-// (FR-021). A result that is not a DNS label of at most 63 characters is refused here, before
-// anything is read or changed, naming the namespace.
+// targetOf narrows grp to the run's deployment (target and deployment id: its Name becomes
+// the deployment's key, spec.Identity) and gives its namespace: the group's namespace (SPEC
+// §2), `-<app>` for a per-app target (FR-007), then `-<id>` for a deployment id (FR-021). An
+// id or a namespace that is not a DNS label of at most 63 characters is refused here, before
+// anything is read or changed, naming where it came from.
 func (g *Globals) targetOf(grp *spec.Group) (*spec.Group, string, error) {
+	id, from := g.DeploymentIDValue()
+	if err := spec.CheckDeploymentID(id, from); err != nil {
+		return nil, "", err
+	}
 	base, err := g.namespaceOf(grp)
 	if err != nil {
 		return nil, "", err
 	}
-	tg, err := grp.ForTarget(g.Target)
+	tg, err := grp.ForDeployment(g.Target, id)
 	var empty *spec.EmptyTargetError
 	if errors.As(err, &empty) {
 		tg = empty.Target // returned with err: openSession goes on when its state exists
@@ -60,7 +65,6 @@ func (g *Globals) targetOf(grp *spec.Group) (*spec.Group, string, error) {
 	if g.perApp() {
 		ns += "-" + g.Target
 	}
-	id, from := g.DeploymentIDValue()
 	if id != "" {
 		ns += "-" + id
 	}

@@ -42,23 +42,38 @@ func (g *Group) Apps() []string {
 	return apps
 }
 
-// ForTarget is the group as target deploys it: every node for TargetAll (or ""), else only
-// the nodes of that app, as the group `<group>-<app>`: the name of the target's state and
-// lock, and the group label of its objects, so that two targets never share either. An app no
-// node names is refused, naming the targets there are; a name longer than a label is refused.
-func (g *Group) ForTarget(target string) (*Group, error) {
-	if target == "" || target == TargetAll {
+// ForTarget is ForDeployment with no deployment id.
+func (g *Group) ForTarget(target string) (*Group, error) { return g.ForDeployment(target, "") }
+
+// ForDeployment is the group as the deployment (target, id) deploys it: every node for
+// TargetAll (or ""), else only the nodes of that app. Its Name is the deployment's key
+// (Identity.Key: `<group>.<app>`, `<group>.<target>.<id>`): the name of its state and lock
+// and the group label of its objects, so that two deployments never share either; Identity
+// keeps the parts. An app no node names is refused, naming the targets there are; so is an
+// id that is not a DNS label.
+func (g *Group) ForDeployment(target, id string) (*Group, error) {
+	if err := CheckDeploymentID(id, "the deployment id"); err != nil {
+		return nil, err
+	}
+	ident := Identity{Group: g.Name, Target: target, ID: id}
+	if ident.PerApp() && !isLabel(target, false) {
+		// Checked before the key is made: a target with a '.' would reach another's key.
+		return nil, fmt.Errorf("target %q: not a DNS label %s", target, labelRule)
+	}
+	if !ident.PerApp() && id == "" {
 		return g, nil
 	}
 	out := *g
-	out.Name, out.Nodes, out.Whole = g.Name+"-"+target, nil, g
+	out.Identity = ident
+	out.Name = ident.Key()
+	if !ident.PerApp() {
+		return &out, nil
+	}
+	out.Nodes, out.Whole = nil, g
 	for _, n := range g.Nodes {
 		if n.App == target {
 			out.Nodes = append(out.Nodes, n)
 		}
-	}
-	if !isLabel(out.Name, false) {
-		return nil, fmt.Errorf("target %q: group %s of the target is not a DNS label of at most 63 characters", target, out.Name)
 	}
 	if len(out.Nodes) == 0 {
 		return nil, &EmptyTargetError{Target: &out, App: target,

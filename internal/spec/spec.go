@@ -58,7 +58,10 @@ type Group struct {
 	File  string // the file name as given to Load or Parse
 	// Whole is the group a per-app target was taken from (ForTarget); nil for a group itself.
 	Whole *Group
-	Dir   string // absolute directory relative image paths were resolved against
+	// Identity is the deployment ForDeployment made the group for; Name is its Key. Zero for
+	// the group as loaded (Ident gives its identity then).
+	Identity Identity
+	Dir      string // absolute directory relative image paths were resolved against
 }
 
 // Node returns the node called name, or nil.

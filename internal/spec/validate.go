@@ -147,3 +147,6 @@ func (d *decoder) validateNode(n *Node, path string) {
 // IsDNSLabel reports whether s is an RFC 1123 label, as a namespace name must be: lowercase
 // letters, digits and '-', starting and ending with a letter or digit, at most 63 characters.
 func IsDNSLabel(s string) bool { return isLabel(s, false) }
+
+// IsSubdomain reports whether s is an RFC 1123 subdomain, as most object names must be.
+func IsSubdomain(s string) bool { return isSubdomain(s) }
