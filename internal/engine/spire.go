@@ -64,6 +64,8 @@ func (e *Engine) planSpire(ctx context.Context, t Target) (*render.Spire, *spire
 }
 
 // applySpire runs a spire step: the server and the spire node made ready before any node.
+// The step's changes are never run as they are (a saved plan is a file anyone may edit):
+// the lane plans again from the validated group file and refuses when they differ.
 func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
 	lane, done, err := e.spireLane(ctx, r.t)
 	if err != nil || lane == nil {
@@ -71,7 +73,7 @@ func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
 	}
 	defer done()
 	e.emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
-	if err := lane.Apply(ctx, st.Spire); err != nil {
+	if err := lane.ApplySaved(ctx, st.Spire); err != nil {
 		return fmt.Errorf("group %s: %w", r.t.Group.Name, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
@@ -43,25 +44,52 @@ func (c *Client) SchedulableNodes(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// SpireAgentPods counts the running or pending agent pods of every namespace but except.
-func (c *Client) SpireAgentPods(ctx context.Context, except string) (int, error) {
-	list, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: spec.LabelSpireAgent + "=true"})
-	if err != nil {
-		return 0, fmt.Errorf("list agent pods: %w", err)
-	}
-	n := 0
-	for _, p := range list.Items {
-		if p.Namespace != except && p.DeletionTimestamp == nil &&
-			p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			n++
-		}
-	}
-	return n, nil
+// AgentPods are the agent pods (label slipway.dev/spire-agent=true, running or pending) of
+// other namespaces: Others counts slipway's (their namespace carries slipway's
+// managed-by label), Foreign names the rest, namespace/name, sorted.
+type AgentPods struct {
+	Others  int
+	Foreign []string
 }
 
-// SpireRBACName names the ClusterRole and ClusterRoleBinding of namespace ns's token-review
-// account: cluster-wide, as tokenreviews and nodes are.
-func SpireRBACName(ns string) string { return "slipway:spire-server:" + ns }
+// SpireAgentPods reads the agent pods of every namespace but except.
+func (c *Client) SpireAgentPods(ctx context.Context, except string) (AgentPods, error) {
+	var out AgentPods
+	list, err := c.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: spec.LabelSpireAgent + "=true"})
+	if err != nil {
+		return out, fmt.Errorf("list agent pods: %w", err)
+	}
+	nss, err := c.Clientset.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: spec.LabelManagedBy + "=" + spec.ManagedBy})
+	if err != nil {
+		return out, fmt.Errorf("list namespaces: %w", err)
+	}
+	ours := map[string]bool{}
+	for _, ns := range nss.Items {
+		ours[ns.Name] = true
+	}
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		switch {
+		case !ours[p.Namespace]:
+			out.Foreign = append(out.Foreign, p.Namespace+"/"+p.Name)
+		case p.Namespace != except:
+			out.Others++
+		}
+	}
+	slices.Sort(out.Foreign)
+	return out, nil
+}
+
+// SpireRBACName names the ClusterRole and ClusterRoleBinding of a deployment's token-review
+// account (deployment is its identity, spec.Group.Name): cluster-wide, as tokenreviews and
+// nodes are; one per deployment, so that a destroy removes only its own.
+func SpireRBACName(deployment string) string { return "slipway:spire-server:" + deployment }
+
+// RBACForeign is the state of a ClusterRole or binding of slipway's name that another
+// made: slipway neither changes nor deletes it.
+const RBACForeign = "foreign"
 
 // spireRules are exactly what k8s_psat's token review needs: review a token, then read its
 // pod and its node.
@@ -71,7 +99,7 @@ var spireRules = []rbacv1.PolicyRule{
 }
 
 func spireRBAC(ns, group string) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
-	name := SpireRBACName(ns)
+	name := SpireRBACName(group)
 	labels := map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: group}
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Rules: spireRules}
 	binding := &rbacv1.ClusterRoleBinding{
@@ -83,7 +111,7 @@ func spireRBAC(ns, group string) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBindin
 }
 
 // RBACState is how a live object stands against the one wanted: "" as wanted, else
-// "missing" or what differs.
+// "missing", RBACForeign or what differs.
 type RBACState struct{ Role, Binding string }
 
 // SpireRBAC reads the token-review account's ClusterRole and ClusterRoleBinding.
@@ -96,6 +124,8 @@ func (c *Client) SpireRBAC(ctx context.Context, ns, group string) (RBACState, er
 		st.Role = "missing"
 	case err != nil:
 		return st, fmt.Errorf("clusterrole %s: %w", want.Name, err)
+	case !ownedBy(r.Labels, group):
+		st.Role = RBACForeign
 	case !reflect.DeepEqual(r.Rules, want.Rules):
 		st.Role = "its rules differ"
 	}
@@ -105,6 +135,8 @@ func (c *Client) SpireRBAC(ctx context.Context, ns, group string) (RBACState, er
 		st.Binding = "missing"
 	case err != nil:
 		return st, fmt.Errorf("clusterrolebinding %s: %w", want.Name, err)
+	case !ownedBy(b.Labels, group):
+		st.Binding = RBACForeign
 	case b.RoleRef != wantB.RoleRef || !reflect.DeepEqual(b.Subjects, wantB.Subjects):
 		st.Binding = "its role or subject differs"
 	}
@@ -147,14 +179,31 @@ func (c *Client) ApplySpireRBAC(ctx context.Context, ns, group string) error {
 	return nil
 }
 
-// DeleteSpireRBAC deletes the ClusterRole and ClusterRoleBinding of ns; gone ones are fine.
-func (c *Client) DeleteSpireRBAC(ctx context.Context, ns string) error {
-	name := SpireRBACName(ns)
-	if err := c.Clientset.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("clusterrolebinding %s: delete: %w", name, err)
+// ownedBy: the labels say slipway made the object for deployment.
+func ownedBy(labels map[string]string, deployment string) bool {
+	return labels[spec.LabelManagedBy] == spec.ManagedBy && labels[spec.LabelGroup] == deployment
+}
+
+// DeleteSpireRBAC deletes the deployment's ClusterRole and ClusterRoleBinding; gone ones
+// are fine, and one that is not the deployment's (by its labels) stays.
+func (c *Client) DeleteSpireRBAC(ctx context.Context, deployment string) error {
+	name := SpireRBACName(deployment)
+	bindings, roles := c.Clientset.RbacV1().ClusterRoleBindings(), c.Clientset.RbacV1().ClusterRoles()
+	if b, err := bindings.Get(ctx, name, metav1.GetOptions{}); err == nil && ownedBy(b.Labels, deployment) {
+		err = bindings.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &b.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("clusterrolebinding %s: delete: %w", name, err)
+		}
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("clusterrolebinding %s: %w", name, err)
 	}
-	if err := c.Clientset.RbacV1().ClusterRoles().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("clusterrole %s: delete: %w", name, err)
+	if r, err := roles.Get(ctx, name, metav1.GetOptions{}); err == nil && ownedBy(r.Labels, deployment) {
+		err = roles.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &r.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("clusterrole %s: delete: %w", name, err)
+		}
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("clusterrole %s: %w", name, err)
 	}
 	return nil
 }

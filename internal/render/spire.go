@@ -61,7 +61,7 @@ func (r *renderer) spireObjects() (accounts, configs []Object) {
 // spirePod gives a node's main pod what its agent needs (FR-015): the projected token of its
 // account for the audience spire-server, readable only by root, and the trust bundle beside
 // it; the agent's settings in the environment (a new cluster name makes new pods); and a
-// required anti-affinity against every agent pod of every group on the same kube node.
+// required anti-affinity against every agent pod of slipway's on the same kube node.
 func (r *renderer) spirePod(d *appsv1.Deployment, n *spec.Node) {
 	s := r.in.Group.Spire
 	if s == nil {
@@ -106,11 +106,14 @@ func (r *renderer) spirePod(d *appsv1.Deployment, n *spec.Node) {
 	aa.RequiredDuringSchedulingIgnoredDuringExecution = append(aa.RequiredDuringSchedulingIgnoredDuringExecution, SpireAntiAffinity())
 }
 
-// SpireAntiAffinity keeps an agent pod off a kube node that runs another, of any namespace.
+// SpireAntiAffinity keeps an agent pod off a kube node that runs another of slipway's, in
+// any of slipway's namespaces. Only slipway's: a pod anyone labels
+// slipway.dev/spire-agent=true in a namespace of their own must not take a spire node's
+// kube node from it (plan names such pods).
 func SpireAntiAffinity() corev1.PodAffinityTerm {
 	return corev1.PodAffinityTerm{
 		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelSpireAgent: "true"}},
-		NamespaceSelector: &metav1.LabelSelector{},
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelManagedBy: spec.ManagedBy}},
 		TopologyKey:       corev1.LabelHostname,
 	}
 }

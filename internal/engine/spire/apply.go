@@ -4,39 +4,127 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
 
-// Apply makes the changes plan found, in the order a node's agent needs them: the
+// SavedPlanError is a saved plan whose SPIRE changes are not what the group file, the
+// cluster and the server give now: apply runs none of them.
+type SavedPlanError struct{ Detail string }
+
+func (e *SavedPlanError) Error() string {
+	return "saved plan: its SPIRE changes are not what the group file and the server give now (" + e.Detail + "): plan again"
+}
+
+// ApplySaved makes what a saved plan's spire step says, but never from the saved file: it
+// plans again from the validated group file, refuses when the saved changes differ, and
+// applies the ones it planned itself. A plan file is data anyone may edit; no name in it
+// reaches the spire node's shell, the registration API or the cluster.
+func (l *Lane) ApplySaved(ctx context.Context, saved []plan.SpireChange) error {
+	p, err := l.Plan(ctx)
+	if err != nil {
+		return err
+	}
+	if d := changesDiff(saved, p.Changes); d != "" {
+		return &SavedPlanError{Detail: d}
+	}
+	return l.Apply(ctx, p.Changes)
+}
+
+// changesDiff says the first difference between two lists of changes, "" when they do the
+// same (the reasons aside: a token's age moves with the clock).
+func changesDiff(saved, now []plan.SpireChange) string {
+	key := func(c plan.SpireChange) string {
+		k := string(c.Action) + " " + string(c.What) + " " + c.Name + " node=" + c.Node + " cluster=" + c.Cluster
+		if c.Entry != nil {
+			k += " id=" + c.Entry.ID + " spiffe=" + c.Entry.SPIFFEID + " parent=" + c.Entry.ParentID +
+				" selectors=" + strings.Join(slices.Sorted(slices.Values(c.Entry.Selectors)), ",")
+		}
+		return k
+	}
+	a, b := make([]string, len(saved)), make([]string, len(now))
+	for i, c := range saved {
+		a[i] = key(c)
+	}
+	for i, c := range now {
+		b[i] = key(c)
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	for _, k := range a {
+		if !slices.Contains(b, k) {
+			return "the plan file says " + quoteControl(k) + ", which a plan now does not"
+		}
+	}
+	for _, k := range b {
+		if !slices.Contains(a, k) {
+			return "a plan now says " + k + ", which the plan file does not"
+		}
+	}
+	return ""
+}
+
+// quoteControl quotes what a plan file may hold that a screen would run.
+func quoteControl(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			fmt.Fprintf(&b, "\\x%02x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Apply makes the changes the lane planned, in the order a node's agent needs them: the
 // token-review account's rights, then its kubeconfig and the allow list on the spire node
 // (one SSH session, one reconfiguration of the server), then the entries and the agents; on
-// destroy the rights go last.
+// destroy the rights go last. Every entry is checked to be the deployment's own (its ID,
+// its SPIFFE ID in the trust domain), so nothing else is made or deleted. When the spire
+// node's session fails, rights this call created are taken back.
 func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 	if len(cs) == 0 {
 		return nil
 	}
 	cluster := cs[0].Cluster
-	var rbac, rbacGone, remote bool
+	var rbacCreate, rbac, rbacGone, remote bool
 	var kubeconfig *plan.SpireChange
 	var creates, updates []plan.SpireEntryDef
 	var deletes, agents []string
 	for i, c := range cs {
+		if c.Cluster != cluster {
+			return fmt.Errorf("spire: change %s is for cluster %s, not %s", c, c.Cluster, cluster)
+		}
 		switch c.What {
 		case plan.SpireClusterRole, plan.SpireRoleBinding:
-			if c.Action == plan.Delete {
+			switch c.Action {
+			case plan.Delete:
 				rbacGone = true
-			} else {
+			case plan.Create:
+				rbac, rbacCreate = true, true
+			default:
 				rbac = true
 			}
 		case plan.SpireKubeconfig:
-			kubeconfig, remote = &cs[i], true
+			if c.Action != plan.Delete {
+				kubeconfig = &cs[i]
+			}
+			remote = true
 		case plan.SpireAllow:
 			remote = true
 		case plan.SpireAgent:
+			if !strings.HasPrefix(c.Name, "spiffe://"+l.Spire.TrustDomain+AgentPath(cluster)) {
+				return fmt.Errorf("spire: agent %s is not one of cluster %s", c.Name, cluster)
+			}
 			agents = append(agents, c.Name)
 		case plan.SpireEntry:
+			if err := l.checkEntry(cluster, c); err != nil {
+				return err
+			}
 			switch c.Action {
 			case plan.Create:
 				creates = append(creates, *c.Entry)
@@ -54,6 +142,12 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 	}
 	if remote {
 		if err := l.applyRemote(ctx, cluster, cs, kubeconfig); err != nil {
+			if rbacCreate {
+				// The rights were made for this sync alone: they do not outlive it.
+				if derr := l.Kube.DeleteSpireRBAC(ctx, l.Group); derr != nil {
+					err = errors.Join(err, fmt.Errorf("spire: taking back the rights: %w", derr))
+				}
+			}
 			return err
 		}
 	}
@@ -78,9 +172,40 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 		}
 	}
 	if rbacGone {
-		if err := l.Kube.DeleteSpireRBAC(ctx, l.Namespace); err != nil {
+		if err := l.Kube.DeleteSpireRBAC(ctx, l.Group); err != nil {
 			return fmt.Errorf("spire: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkEntry: an entry change the lane makes is one of the deployment's (or a legacy one of
+// its nodes, deleted), with SPIFFE IDs in the trust domain under the cluster's paths.
+func (l *Lane) checkEntry(cluster string, c plan.SpireChange) error {
+	if c.Entry == nil {
+		return fmt.Errorf("spire: entry change %s has no entry", c.Name)
+	}
+	e := *c.Entry
+	if c.Action == plan.Delete {
+		if entryNode(cluster, l.Group, e.ID) == "" && !slices.Contains(l.Nodes, legacyNode(cluster, e.ID)) {
+			return fmt.Errorf("spire: entry %s is not one of deployment %s", e.ID, l.Group)
+		}
+		return nil
+	}
+	n := entryNode(cluster, l.Group, e.ID)
+	if n == "" || !slices.Contains(l.Nodes, n) {
+		return fmt.Errorf("spire: entry %s is not one of deployment %s's nodes", e.ID, l.Group)
+	}
+	td := l.Spire.TrustDomain
+	alias, host := EntryIDs(cluster, l.Group, n)
+	var want plan.SpireEntryDef
+	for _, w := range wantEntries(td, cluster, l.Group, l.Namespace, []string{n}) {
+		if w.ID == e.ID {
+			want = w
+		}
+	}
+	if (e.ID != alias && e.ID != host) || !sameEntry(e, want) {
+		return fmt.Errorf("spire: entry %s is not what node %s's entry is (%s)", e.ID, n, entryDiff(e, want))
 	}
 	return nil
 }
@@ -101,7 +226,11 @@ func (l *Lane) applyRemote(ctx context.Context, cluster string, cs []plan.SpireC
 		text = kubeconfigText(cluster, kubeconfigShape{server: host, ca: ca, namespace: l.Namespace},
 			kubeconfigHeader(tok.AccountUID, tok.Issued, tok.Expires), tok.Token)
 	}
-	if _, err := l.Node.Run(ctx, syncScript(l.Spire, cluster, cs, text)); err != nil {
+	script, err := syncScript(l.Spire, cluster, l.Group, cs, text)
+	if err != nil {
+		return err
+	}
+	if _, err := l.Node.Run(ctx, script); err != nil {
 		return fmt.Errorf("spire node %s: k8s_psat.d: %w", l.Spire.SSH, err)
 	}
 	return nil

@@ -16,6 +16,8 @@ package spire
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"slipway.dev/slipway/internal/kube"
@@ -48,10 +50,10 @@ type ConfigNode interface {
 type Cluster interface {
 	KubeSystemUID(ctx context.Context) (string, error)
 	SchedulableNodes(ctx context.Context) (int, error)
-	SpireAgentPods(ctx context.Context, except string) (int, error)
-	SpireRBAC(ctx context.Context, ns, group string) (kube.RBACState, error)
-	ApplySpireRBAC(ctx context.Context, ns, group string) error
-	DeleteSpireRBAC(ctx context.Context, ns string) error
+	SpireAgentPods(ctx context.Context, except string) (kube.AgentPods, error)
+	SpireRBAC(ctx context.Context, ns, deployment string) (kube.RBACState, error)
+	ApplySpireRBAC(ctx context.Context, ns, deployment string) error
+	DeleteSpireRBAC(ctx context.Context, deployment string) error
 	ServiceAccountToken(ctx context.Context, ns, name string, life time.Duration) (kube.AccountToken, error)
 	APIServer() (string, []byte, error)
 }
@@ -62,9 +64,11 @@ var _ Cluster = (*kube.Client)(nil)
 // made again by the next apply.
 const TokenLife = 365 * 24 * time.Hour
 
-// Lane is the SPIRE lane of one group in one namespace.
+// Lane is the SPIRE lane of one deployment in its namespace.
 type Lane struct {
-	Spire     *spec.Spire
+	Spire *spec.Spire
+	// Group is the deployment's identity (spec.Group.Name): every per-deployment part of the
+	// lane (files, entry IDs, rights) is keyed by it, never by the namespace alone.
 	Group     string
 	Namespace string
 	Nodes     []string // the group's nodes, by name
@@ -86,13 +90,14 @@ func (l *Lane) now() time.Time {
 
 // Planned is what the lane read and would change.
 type Planned struct {
-	Cluster string // <kube-system UID>-<namespace>
+	Cluster string // <kube-system UID>-<namespace> (FR-016)
 	Bundle  string // the server's trust bundle, for the ConfigMap spire-agent
 	Changes []plan.SpireChange
 	Notes   []string
 }
 
-// Plan reads the cluster, the server and the spire node and says what Apply changes.
+// Plan reads the cluster, the server and the spire node and says what Apply changes. It
+// refuses an entry whose SPIFFE ID the server gives another entry with other selectors.
 func (l *Lane) Plan(ctx context.Context) (*Planned, error) {
 	uid, err := l.Kube.KubeSystemUID(ctx)
 	if err != nil {
@@ -102,11 +107,27 @@ func (l *Lane) Plan(ctx context.Context) (*Planned, error) {
 	if p.Bundle, err = l.Server.Bundle(ctx); err != nil {
 		return nil, fmt.Errorf("spire server %s: bundle: %w", l.Spire.Server, err)
 	}
+	live, err := l.Server.Entries(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
+	}
+	want := wantEntries(l.Spire.TrustDomain, p.Cluster, l.Group, l.Namespace, l.Nodes)
+	legacy := legacyOf(p.Cluster, l.Nodes, live)
+	mine := func(id string) bool {
+		return entryNode(p.Cluster, l.Group, id) != "" || slices.ContainsFunc(legacy, func(e plan.SpireEntryDef) bool { return e.ID == id })
+	}
+	if err := conflicts(want, live, mine); err != nil {
+		return nil, err
+	}
 	rbac, err := l.Kube.SpireRBAC(ctx, l.Namespace, l.Group)
 	if err != nil {
 		return nil, fmt.Errorf("spire: %w", err)
 	}
-	p.Changes = append(p.Changes, rbacChanges(p.Cluster, l.Namespace, rbac)...)
+	if rbac.Role == kube.RBACForeign || rbac.Binding == kube.RBACForeign {
+		return nil, fmt.Errorf("spire: clusterrole or clusterrolebinding %s exists and is not deployment %s's (no %s=%s label): slipway neither takes nor changes it; delete it or rename the deployment",
+			kube.SpireRBACName(l.Group), l.Group, spec.LabelGroup, l.Group)
+	}
+	p.Changes = append(p.Changes, rbacChanges(p.Cluster, l.Namespace, l.Group, rbac)...)
 	remote, err := l.readRemote(ctx, p.Cluster)
 	if err != nil {
 		return nil, err
@@ -119,22 +140,28 @@ func (l *Lane) Plan(ctx context.Context) (*Planned, error) {
 		p.Changes = append(p.Changes, *c)
 	}
 	p.Changes = append(p.Changes, allowChanges(p.Cluster, l.Namespace, l.Nodes, remote.allow)...)
-	live, err := l.Server.Entries(ctx)
+	p.Changes = append(p.Changes, legacyChanges(p.Cluster, remote)...)
+	node := func(id string) string {
+		if n := entryNode(p.Cluster, l.Group, id); n != "" {
+			return n
+		}
+		return legacyNode(p.Cluster, id)
+	}
+	p.Changes = append(p.Changes, entryChanges(p.Cluster, want, append(ours(p.Cluster, l.Group, live), legacy...), node)...)
+	for _, f := range remote.foreign {
+		p.Notes = append(p.Notes, fmt.Sprintf("spire: the spire node's allow directory of %s holds %q, which is no account name: slipway left it out of k8s_psat.hcl and does not touch it", l.Group, f))
+	}
+	notes, err := l.agentPods(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
-	}
-	p.Changes = append(p.Changes, entryChanges(p.Cluster, wantEntries(l.Spire.TrustDomain, p.Cluster, l.Namespace, l.Nodes), ours(p.Cluster, live))...)
-	if note, err := l.capacity(ctx); err != nil {
 		return nil, err
-	} else if note != "" {
-		p.Notes = append(p.Notes, note)
 	}
+	p.Notes = append(p.Notes, notes...)
 	return p, nil
 }
 
-// PlanDestroy says what Destroy removes: the group's entries and the agents the server
-// attested for its cluster, its allow list and kubeconfig on the spire node, the
-// token-review account's rights.
+// PlanDestroy says what Destroy removes of the deployment, and only of it: its entries, its
+// allow list and kubeconfig on the spire node, its rights; the agents the server attested
+// for the cluster go with the cluster's last deployment (no other has files there).
 func (l *Lane) PlanDestroy(ctx context.Context) ([]plan.SpireChange, error) {
 	uid, err := l.Kube.KubeSystemUID(ctx)
 	if err != nil {
@@ -146,14 +173,8 @@ func (l *Lane) PlanDestroy(ctx context.Context) ([]plan.SpireChange, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
 	}
-	out = append(out, entryChanges(cluster, nil, ours(cluster, live))...)
-	agents, err := l.Server.Agents(ctx, cluster)
-	if err != nil {
-		return nil, fmt.Errorf("spire server %s: agents: %w", l.Spire.Server, err)
-	}
-	for _, id := range agents {
-		out = append(out, plan.SpireChange{What: plan.SpireAgent, Name: id, Action: plan.Delete, Cluster: cluster})
-	}
+	node := func(id string) string { return entryNode(cluster, l.Group, id) }
+	out = append(out, entryChanges(cluster, nil, ours(cluster, l.Group, live), node)...)
 	remote, err := l.readRemote(ctx, cluster)
 	if err != nil {
 		return nil, err
@@ -162,18 +183,46 @@ func (l *Lane) PlanDestroy(ctx context.Context) ([]plan.SpireChange, error) {
 	if remote.kubeconfig != nil {
 		out = append(out, plan.SpireChange{What: plan.SpireKubeconfig, Name: cluster, Action: plan.Delete, Cluster: cluster})
 	}
+	// The cluster's agents go when nothing else keeps the cluster on the server: no other
+	// deployment's files, no legacy files (another deployment's, of the release before).
+	others, err := l.otherDeployments(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > 0 && !others && !remote.legacyKubeconfig && len(remote.legacyAllow) == 0 {
+		agents, err := l.Server.Agents(ctx, cluster)
+		if err != nil {
+			return nil, fmt.Errorf("spire server %s: agents: %w", l.Spire.Server, err)
+		}
+		for _, id := range agents {
+			out = append(out, plan.SpireChange{What: plan.SpireAgent, Name: id, Action: plan.Delete, Cluster: cluster})
+		}
+	}
 	rbac, err := l.Kube.SpireRBAC(ctx, l.Namespace, l.Group)
 	if err != nil {
 		return nil, fmt.Errorf("spire: %w", err)
 	}
-	name := kube.SpireRBACName(l.Namespace)
-	if rbac.Role != "missing" {
+	name := kube.SpireRBACName(l.Group)
+	if rbac.Role != "missing" && rbac.Role != kube.RBACForeign {
 		out = append(out, plan.SpireChange{What: plan.SpireClusterRole, Name: name, Action: plan.Delete, Cluster: cluster})
 	}
-	if rbac.Binding != "missing" {
+	if rbac.Binding != "missing" && rbac.Binding != kube.RBACForeign {
 		out = append(out, plan.SpireChange{What: plan.SpireRoleBinding, Name: name, Action: plan.Delete, Cluster: cluster})
 	}
 	return out, nil
+}
+
+// otherDeployments says whether another deployment has files of cluster on the spire node.
+func (l *Lane) otherDeployments(ctx context.Context, cluster string) (bool, error) {
+	out, err := l.Node.Run(ctx, fmt.Sprintf(`d=%s/k8s_psat.d/%s
+g=%s
+for f in "$d"/*.kubeconfig; do [ -f "$f" ] && [ "${f##*/}" != "$g.kubeconfig" ] && echo other; done
+exit 0
+`, shq(l.Spire.ConfigDir), shq(cluster), shq(l.Group)))
+	if err != nil {
+		return false, fmt.Errorf("spire node %s: read k8s_psat.d: %w", l.Spire.SSH, err)
+	}
+	return strings.Contains(out, "other"), nil
 }
 
 // apiServer is the API server's address for the spire node, and its CA.
@@ -188,26 +237,33 @@ func (l *Lane) apiServer() (string, []byte, error) {
 	return host, ca, nil
 }
 
-// capacity says when the cluster has fewer kube nodes than agent pods: one agent per kube
-// node (k8s_psat keys the agent ID by the kube node), so the pods beyond stay Pending.
-func (l *Lane) capacity(ctx context.Context) (string, error) {
+// agentPods are plan's notes on the agent pods: when the cluster has fewer kube nodes than
+// agent pods (one agent per kube node: k8s_psat keys the agent ID by the kube node, so the
+// pods beyond stay Pending), and the pods that carry the agent label but are not slipway's
+// (their namespace is not slipway's): the anti-affinity ignores them.
+func (l *Lane) agentPods(ctx context.Context) ([]string, error) {
 	nodes, err := l.Kube.SchedulableNodes(ctx)
 	if err != nil {
-		return "", fmt.Errorf("spire: %w", err)
+		return nil, fmt.Errorf("spire: %w", err)
 	}
-	others, err := l.Kube.SpireAgentPods(ctx, l.Namespace)
+	pods, err := l.Kube.SpireAgentPods(ctx, l.Namespace)
 	if err != nil {
-		return "", fmt.Errorf("spire: %w", err)
+		return nil, fmt.Errorf("spire: %w", err)
 	}
-	if want := len(l.Nodes) + others; nodes < want {
-		return fmt.Sprintf("spire: the cluster has %d schedulable kube node(s) for %d SPIRE agent pod(s) (%d of this group, %d of others): no two agents share a kube node (k8s_psat gives one identity per kube node), so %d pod(s) will stay Pending",
-			nodes, want, len(l.Nodes), others, want-nodes), nil
+	var notes []string
+	if want := len(l.Nodes) + pods.Others; nodes < want {
+		notes = append(notes, fmt.Sprintf("spire: the cluster has %d schedulable kube node(s) for %d SPIRE agent pod(s) (%d of this group, %d of others): no two agents share a kube node (k8s_psat gives one identity per kube node), so %d pod(s) will stay Pending",
+			nodes, want, len(l.Nodes), pods.Others, want-nodes))
 	}
-	return "", nil
+	if len(pods.Foreign) > 0 {
+		notes = append(notes, fmt.Sprintf("spire: pod(s) %s carry the label %s=true but are not slipway's (their namespace has no %s=%s): slipway's agent pods do not avoid them, and they do not keep slipway's off a kube node",
+			strings.Join(pods.Foreign, ", "), spec.LabelSpireAgent, spec.LabelManagedBy, spec.ManagedBy))
+	}
+	return notes, nil
 }
 
-func rbacChanges(cluster, ns string, st kube.RBACState) []plan.SpireChange {
-	name := kube.SpireRBACName(ns)
+func rbacChanges(cluster, ns, deployment string, st kube.RBACState) []plan.SpireChange {
+	name := kube.SpireRBACName(deployment)
 	var out []plan.SpireChange
 	for _, x := range []struct {
 		what  plan.SpireWhat

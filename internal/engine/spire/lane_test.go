@@ -69,9 +69,9 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 		{"allow-list", "create", "demo:node-api", "api"},
 		{"allow-list", "create", "demo:node-web", "web"},
 		{"entry", "create", "spiffe://example.org/k8s/" + cluster + "/demo/node-api", "api"},
-		{"entry", "create", "spiffe://example.org/host/" + cluster + "-api", "api"},
+		{"entry", "create", "spiffe://example.org/host/" + cluster + "/api", "api"},
 		{"entry", "create", "spiffe://example.org/k8s/" + cluster + "/demo/node-web", "web"},
-		{"entry", "create", "spiffe://example.org/host/" + cluster + "-web", "web"},
+		{"entry", "create", "spiffe://example.org/host/" + cluster + "/web", "web"},
 	}
 	if d := cmp.Diff(want, briefs(p.Changes)); d != "" {
 		t.Fatalf("first plan (-want +got):\n%s", d)
@@ -88,14 +88,14 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
   "` + cluster + `" = {
     service_account_allow_list = ["demo:node-api", "demo:node-web"]
     audience = ["spire-server"]
-    kube_config_file = "` + d + "/" + cluster + `.kubeconfig"
+    kube_config_file = "` + d + "/" + cluster + `/demo.kubeconfig"
   }
 }
 `
 	if diff := cmp.Diff(wantHCL, string(hcl)); diff != "" {
 		t.Errorf("k8s_psat.hcl (-want +got):\n%s", diff)
 	}
-	kc := filepath.Join(d, cluster+".kubeconfig")
+	kc := filepath.Join(d, cluster, "demo.kubeconfig")
 	st, err := os.Stat(kc)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 	if n := signals(t, f.usr1, 1); n != 1 {
 		t.Errorf("server signalled %d times, want 1", n)
 	}
-	if len(f.server.entries) != 4 || f.server.entries["slipway."+cluster+".host.web"].ParentID != "spiffe://example.org/k8s/"+cluster+"/demo/node-web" {
+	if len(f.server.entries) != 4 || f.server.entries["slipway."+cluster+".demo.host.web"].ParentID != "spiffe://example.org/k8s/"+cluster+"/demo/node-web" {
 		t.Errorf("entries: %v", f.server.entries)
 	}
 
@@ -133,7 +133,7 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 	}
 	wantFewer := []brief{
 		{"allow-list", "delete", "demo:node-api", "api"},
-		{"entry", "delete", "spiffe://example.org/host/" + cluster + "-api", "api"},
+		{"entry", "delete", "spiffe://example.org/host/" + cluster + "/api", "api"},
 		{"entry", "delete", "spiffe://example.org/k8s/" + cluster + "/demo/node-api", "api"},
 	}
 	if d := cmp.Diff(wantFewer, briefs(fewer.Changes)); d != "" {
@@ -142,7 +142,7 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 	if err := f.lane.Apply(ctx, fewer.Changes); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(d, cluster+".allow", "demo:node-api")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(d, cluster, "demo.allow", "demo:node-api")); !os.IsNotExist(err) {
 		t.Errorf("api's drop file stays: %v", err)
 	}
 
@@ -155,11 +155,11 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantGone := []brief{
-		{"entry", "delete", "spiffe://example.org/host/" + cluster + "-web", "web"},
+		{"entry", "delete", "spiffe://example.org/host/" + cluster + "/web", "web"},
 		{"entry", "delete", "spiffe://example.org/k8s/" + cluster + "/demo/node-web", "web"},
-		{"agent", "delete", agent, ""},
 		{"allow-list", "delete", "demo:node-web", "web"},
 		{"kubeconfig", "delete", cluster, ""},
+		{"agent", "delete", agent, ""},
 		{"clusterrole", "delete", rbac, ""},
 		{"clusterrolebinding", "delete", rbac, ""},
 	}
@@ -202,7 +202,7 @@ func TestLaneSharedServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	alias, host := EntryIDs(other, "web")
+	alias, host := EntryIDs(other, "demo-x", "web")
 	f.server.entries[alias] = plan.SpireEntryDef{ID: alias, SPIFFEID: AliasID("example.org", other, "demo-x", "web")}
 	f.server.entries[host] = plan.SpireEntryDef{ID: host, SPIFFEID: HostID("example.org", other, "web")}
 	p, err := f.lane.Plan(ctx)
@@ -250,7 +250,7 @@ func TestLaneNoSecretOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := f.node.Run(ctx, readScript(f.conf, uid+"-demo"))
+	out, err := f.node.Run(ctx, readScript(f.conf, uid+"-demo", "demo"))
 	if err != nil {
 		t.Fatal(err)
 	}

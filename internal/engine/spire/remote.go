@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -14,35 +15,59 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// The spire node's layout (the contract with the dev environment, docs/group-file.md):
-// <configDir>/k8s_psat.d/<cluster>.kubeconfig (0600) and one empty drop file per allowed
-// account in <configDir>/k8s_psat.d/<cluster>.allow/<namespace>:<account>; after a change
-// <configDir>/k8s_psat.hcl is made again from every cluster there, atomically, and the
-// server (the PID in pidFile) gets SIGUSR1 to read it again.
+// The spire node's layout (the contract with the dev environment, docs/group-file.md), per
+// deployment (its identity, spec.Group.Name) within its cluster (<kube-system UID>-<ns>):
+// <configDir>/k8s_psat.d/<cluster>/<deployment>.kubeconfig (0600) and one empty drop file per
+// allowed account in <configDir>/k8s_psat.d/<cluster>/<deployment>.allow/<ns>:<account>.
+// After a change <configDir>/k8s_psat.hcl is made again from every cluster there (its allow
+// list the union of its deployments', its kubeconfig the first deployment's), atomically,
+// and the server (the PID in pidFile, checked to be spire-server) gets SIGUSR1 to read it
+// again; the script waits for the server's log to say it did. The layout of the release
+// before (<cluster>.kubeconfig, <cluster>.allow/) is still read into k8s_psat.hcl; an apply
+// of the cluster's namespace takes it over and removes it.
 
-// remoteState is what the spire node holds of one cluster.
+// remoteState is what the spire node holds of one deployment.
 type remoteState struct {
 	allow []string // <ns>:<sa>, sorted
-	// kubeconfig is the cluster's kubeconfig without its token lines; nil when it has none.
+	// kubeconfig is the deployment's kubeconfig without its token lines; nil when it has none.
 	kubeconfig []string
+	// legacyAllow and legacyKubeconfig: the cluster's files in the layout of the release
+	// before per-deployment keys.
+	legacyAllow      []string
+	legacyKubeconfig bool
+	// foreign are names in the deployment's allow directory that are no account name:
+	// slipway never made them, never passes them to a shell and says so.
+	foreign []string
 }
 
-// readScript lists the cluster's drop files and its kubeconfig without the token: the
-// token's line is taken out on the spire node, so that it never comes back.
-func readScript(configDir, cluster string) string {
+// accountName is what an allow file's name must be: <namespace>:<account>, DNS labels.
+var accountName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?:[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+
+// shq quotes s for POSIX sh: nothing in it is read by the shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// readScript lists the deployment's drop files and its kubeconfig without the token (the
+// token's line is taken out on the spire node, so that it never comes back), and the
+// cluster's legacy files.
+func readScript(configDir, cluster, deployment string) string {
 	return fmt.Sprintf(`set -eu
-d='%s/k8s_psat.d'
-c='%s'
-if [ -d "$d/$c.allow" ]; then
-  for f in "$d/$c.allow"/*; do [ -e "$f" ] && echo "allow ${f##*/}"; done
+d=%s/k8s_psat.d
+c=%s
+g=%s
+if [ -d "$d/$c/$g.allow" ]; then
+  for f in "$d/$c/$g.allow"/*; do [ -e "$f" ] && printf 'allow %%s\n' "${f##*/}"; done
 fi
-if [ -f "$d/$c.kubeconfig" ]; then
+if [ -f "$d/$c/$g.kubeconfig" ]; then
   echo kubeconfig-begin
-  grep -v '^ *token:' "$d/$c.kubeconfig" | sed 's/^/| /' || true
+  grep -v '^ *token:' "$d/$c/$g.kubeconfig" | sed 's/^/| /' || true
   echo kubeconfig-end
 fi
+if [ -d "$d/$c.allow" ]; then
+  for f in "$d/$c.allow"/*; do [ -e "$f" ] && printf 'legacy-allow %%s\n' "${f##*/}"; done
+fi
+if [ -f "$d/$c.kubeconfig" ]; then echo legacy-kubeconfig; fi
 exit 0
-`, configDir, cluster)
+`, shq(configDir), shq(cluster), shq(deployment))
 }
 
 func parseRemote(out string) remoteState {
@@ -57,22 +82,33 @@ func parseRemote(out string) remoteState {
 		case inKC:
 			st.kubeconfig = append(st.kubeconfig, strings.TrimPrefix(strings.TrimPrefix(line, "|"), " "))
 		case strings.HasPrefix(line, "allow "):
-			st.allow = append(st.allow, strings.TrimPrefix(line, "allow "))
+			if n := strings.TrimPrefix(line, "allow "); accountName.MatchString(n) {
+				st.allow = append(st.allow, n)
+			} else {
+				st.foreign = append(st.foreign, n)
+			}
+		case strings.HasPrefix(line, "legacy-allow "):
+			if n := strings.TrimPrefix(line, "legacy-allow "); accountName.MatchString(n) {
+				st.legacyAllow = append(st.legacyAllow, n)
+			}
+		case line == "legacy-kubeconfig":
+			st.legacyKubeconfig = true
 		}
 	}
 	slices.Sort(st.allow)
+	slices.Sort(st.legacyAllow)
 	return st
 }
 
 func (l *Lane) readRemote(ctx context.Context, cluster string) (remoteState, error) {
-	out, err := l.Node.Run(ctx, readScript(l.Spire.ConfigDir, cluster))
+	out, err := l.Node.Run(ctx, readScript(l.Spire.ConfigDir, cluster, l.Group))
 	if err != nil {
 		return remoteState{}, fmt.Errorf("spire node %s: read k8s_psat.d: %w", l.Spire.SSH, err)
 	}
 	return parseRemote(out), nil
 }
 
-// allowChanges make the cluster's drop files the accounts of nodes.
+// allowChanges make the deployment's drop files the accounts of nodes.
 func allowChanges(cluster, ns string, nodes []string, live []string) []plan.SpireChange {
 	want := map[string]string{}
 	for _, n := range nodes {
@@ -91,6 +127,16 @@ func allowChanges(cluster, ns string, nodes []string, live []string) []plan.Spir
 		}
 	}
 	return out
+}
+
+// legacyChanges: the cluster's files in the layout before per-deployment keys, which apply
+// takes over (the deployment's own are made in the same session).
+func legacyChanges(cluster string, remote remoteState) []plan.SpireChange {
+	if !remote.legacyKubeconfig && len(remote.legacyAllow) == 0 {
+		return nil
+	}
+	return []plan.SpireChange{{What: plan.SpireKubeconfig, Name: cluster + ".kubeconfig", Action: plan.Delete, Cluster: cluster,
+		Reason: "the layout before per-deployment files (" + cluster + ".kubeconfig and " + cluster + ".allow/): the deployment's own replace it"}}
 }
 
 // kubeconfigShape is what the kubeconfig holds besides its token.
@@ -170,69 +216,6 @@ func headerTimes(h string) (issued, expires time.Time, ok bool) {
 	e, err2 := time.Parse(time.RFC3339, strings.TrimSpace(ex))
 	return i, e, err1 == nil && err2 == nil && e.After(i)
 }
-
-// syncScript changes the cluster's files on the spire node as cs say (kubeconfig the new
-// kubeconfig's text, "" when it does not change), makes k8s_psat.hcl again from every
-// cluster, and signals the server. Concurrent runs (several groups share a server) take turns
-// through a lock directory.
-func syncScript(s *spec.Spire, cluster string, cs []plan.SpireChange, kubeconfig string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `set -eu
-umask 077
-conf='%s'
-d="$conf/k8s_psat.d"
-c='%s'
-pidfile='%s'
-mkdir -p "$d/$c.allow"
-i=0
-until mkdir "$conf/.k8s_psat.lock" 2>/dev/null; do
-  i=$((i+1)); [ "$i" -lt 60 ] || { echo "spire node: $conf/.k8s_psat.lock held for 60 s" >&2; exit 1; }
-  sleep 1
-done
-trap 'rmdir "$conf/.k8s_psat.lock"' EXIT
-`, s.ConfigDir, cluster, s.PIDFile)
-	for _, c := range cs {
-		switch {
-		case c.What == plan.SpireAllow && c.Action == plan.Create:
-			fmt.Fprintf(&b, ": > \"$d/$c.allow/%s\"\n", c.Name)
-		case c.What == plan.SpireAllow && c.Action == plan.Delete:
-			fmt.Fprintf(&b, "rm -f \"$d/$c.allow/%s\"\n", c.Name)
-		case c.What == plan.SpireKubeconfig && c.Action == plan.Delete:
-			b.WriteString("rm -f \"$d/$c.kubeconfig\"\nrm -rf \"$d/$c.allow\"\n")
-		}
-	}
-	if kubeconfig != "" {
-		eof := heredocEnd()
-		fmt.Fprintf(&b, "cat > \"$d/.$c.kubeconfig.tmp\" <<'%s'\n%s%s\nchmod 600 \"$d/.$c.kubeconfig.tmp\"\nmv -f \"$d/.$c.kubeconfig.tmp\" \"$d/$c.kubeconfig\"\n",
-			eof, kubeconfig, eof)
-	}
-	b.WriteString(regenerate)
-	return b.String()
-}
-
-// regenerate writes k8s_psat.hcl from every cluster's kubeconfig and drop files, and has
-// the server read it again.
-const regenerate = `tmp="$conf/.k8s_psat.hcl.tmp"
-{
-  echo 'clusters = {'
-  for k in "$d"/*.kubeconfig; do
-    [ -e "$k" ] || continue
-    n=${k##*/}; n=${n%.kubeconfig}
-    printf '  "%s" = {\n    service_account_allow_list = [' "$n"
-    sep=''
-    for f in "$d/$n.allow"/*; do
-      [ -e "$f" ] || continue
-      printf '%s"%s"' "$sep" "${f##*/}"; sep=', '
-    done
-    printf ']\n    audience = ["spire-server"]\n    kube_config_file = "%s"\n  }\n' "$k"
-  done
-  echo '}'
-} > "$tmp"
-chmod 644 "$tmp"
-mv -f "$tmp" "$conf/k8s_psat.hcl"
-kill -USR1 "$(cat "$pidfile")"
-exit 0
-`
 
 // heredocEnd is a here-document's end line nothing in the kubeconfig can hold.
 func heredocEnd() string {

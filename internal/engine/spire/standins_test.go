@@ -116,7 +116,9 @@ func (n *standinNode) Run(ctx context.Context, script string) (string, error) {
 type standinCluster struct {
 	uid          string
 	nodes, pods  int
+	foreignPods  []string
 	rbac         kube.RBACState
+	rbacOf       string // the deployment whose rights rbac is
 	applied      int
 	deleted      int
 	tokens       int
@@ -134,8 +136,13 @@ func newStandinCluster() *standinCluster {
 
 func (c *standinCluster) KubeSystemUID(context.Context) (string, error)       { return c.uid, nil }
 func (c *standinCluster) SchedulableNodes(context.Context) (int, error)       { return c.nodes, nil }
-func (c *standinCluster) SpireAgentPods(context.Context, string) (int, error) { return c.pods, nil }
-func (c *standinCluster) SpireRBAC(context.Context, string, string) (kube.RBACState, error) {
+func (c *standinCluster) SpireAgentPods(context.Context, string) (kube.AgentPods, error) {
+	return kube.AgentPods{Others: c.pods, Foreign: c.foreignPods}, nil
+}
+func (c *standinCluster) SpireRBAC(_ context.Context, _, deployment string) (kube.RBACState, error) {
+	if c.rbacOf != "" && c.rbacOf != deployment {
+		return kube.RBACState{Role: "missing", Binding: "missing"}, nil
+	}
 	return c.rbac, nil
 }
 
@@ -162,11 +169,36 @@ func (c *standinCluster) APIServer() (string, []byte, error) {
 	return c.apiServer, []byte("-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n"), nil
 }
 
-// signalled starts a process that stands in for the server's PID: it counts SIGUSR1.
+// signalled starts a process that stands in for the server's PID: an executable named
+// spire-server (a copy of sh) that counts SIGUSR1 in a file and logs, to its stderr (a
+// file, as the dev server's), what the server logs when it read its configuration again.
 func signalled(t *testing.T, dir string) (pidFile, countFile string) {
 	t.Helper()
+	return startStandin(t, dir, "spire-server", `level=info msg="Plugin reconfigured" plugin_name=k8s_psat`)
+}
+
+func startStandin(t *testing.T, dir, exe, logLine string) (pidFile, countFile string) {
+	t.Helper()
 	pidFile, countFile = filepath.Join(dir, "spire-server.pid"), filepath.Join(dir, "usr1")
-	cmd := exec.Command("sh", "-c", `trap 'echo x >> "$0"' USR1; echo $$ > "$1"; while :; do sleep 0.1; done`, countFile, pidFile)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), exe)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, "-c", `trap 'echo x >> "$0"; echo "$2" >&2' USR1; echo $$ > "$1"; while :; do sleep 0.1; done`, countFile, pidFile, logLine)
+	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
