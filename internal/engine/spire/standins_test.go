@@ -134,8 +134,8 @@ func newStandinCluster() *standinCluster {
 		apiServer: "https://192.0.2.10:6443", tokenExpires: TokenLife}
 }
 
-func (c *standinCluster) KubeSystemUID(context.Context) (string, error)       { return c.uid, nil }
-func (c *standinCluster) SchedulableNodes(context.Context) (int, error)       { return c.nodes, nil }
+func (c *standinCluster) KubeSystemUID(context.Context) (string, error) { return c.uid, nil }
+func (c *standinCluster) SchedulableNodes(context.Context) (int, error) { return c.nodes, nil }
 func (c *standinCluster) SpireAgentPods(context.Context, string) (kube.AgentPods, error) {
 	return kube.AgentPods{Others: c.pods, Foreign: c.foreignPods}, nil
 }
