@@ -32,6 +32,10 @@ func TestSpireRules(t *testing.T) {
 		if d := cmp.Diff([]corev1.PodAffinityTerm{render.SpireAntiAffinity()}, terms); d != "" {
 			t.Errorf("%s: required anti-affinity (-want +got):\n%s", name, d)
 		}
+		// Issue 43 item 10: only slipway's agent pods count, not any pod anyone labels.
+		if ns := terms[0].NamespaceSelector; ns == nil || ns.MatchLabels[spec.LabelManagedBy] != spec.ManagedBy {
+			t.Errorf("%s: the anti-affinity's namespace selector %v takes pods of namespaces not slipway's", name, ns)
+		}
 		var vol *corev1.Volume
 		for i := range ps.Volumes {
 			if ps.Volumes[i].Projected != nil {

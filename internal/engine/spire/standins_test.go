@@ -97,12 +97,17 @@ func (s *standinServer) EvictAgents(_ context.Context, ids []string) error {
 type standinNode struct {
 	t       *testing.T
 	scripts []string
+	dir     string    // the scripts' working directory
 	pid     *exec.Cmd // a process that counts SIGUSR1 in a file
 }
 
 func (n *standinNode) Run(ctx context.Context, script string) (string, error) {
 	n.scripts = append(n.scripts, script)
 	cmd := exec.CommandContext(ctx, "sh")
+	if n.dir == "" {
+		n.dir = n.t.TempDir()
+	}
+	cmd.Dir = n.dir // where a command a name smuggled in would leave its file
 	cmd.Stdin = strings.NewReader(script)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -117,8 +122,7 @@ type standinCluster struct {
 	uid          string
 	nodes, pods  int
 	foreignPods  []string
-	rbac         kube.RBACState
-	rbacOf       string // the deployment whose rights rbac is
+	rights       map[string]bool // the deployments whose ClusterRole and binding exist
 	applied      int
 	deleted      int
 	tokens       int
@@ -130,7 +134,7 @@ type standinCluster struct {
 
 func newStandinCluster() *standinCluster {
 	return &standinCluster{uid: "0b5c7a2e-1d2f-4c3b-9e8a-7f6d5c4b3a21", nodes: 3,
-		rbac: kube.RBACState{Role: "missing", Binding: "missing"}, token: "eyJTOKEN.secret.value",
+		rights: map[string]bool{}, token: "eyJTOKEN.secret.value",
 		apiServer: "https://192.0.2.10:6443", tokenExpires: TokenLife}
 }
 
@@ -140,21 +144,24 @@ func (c *standinCluster) SpireAgentPods(context.Context, string) (kube.AgentPods
 	return kube.AgentPods{Others: c.pods, Foreign: c.foreignPods}, nil
 }
 func (c *standinCluster) SpireRBAC(_ context.Context, _, deployment string) (kube.RBACState, error) {
-	if c.rbacOf != "" && c.rbacOf != deployment {
+	if !c.rights[deployment] {
 		return kube.RBACState{Role: "missing", Binding: "missing"}, nil
 	}
-	return c.rbac, nil
+	return kube.RBACState{}, nil
 }
 
-func (c *standinCluster) ApplySpireRBAC(context.Context, string, string) error {
+func (c *standinCluster) ApplySpireRBAC(_ context.Context, _, deployment string) error {
 	c.applied++
-	c.rbac = kube.RBACState{}
+	c.rights[deployment] = true
 	return nil
 }
 
-func (c *standinCluster) DeleteSpireRBAC(context.Context, string) error {
-	c.deleted++
-	c.rbac = kube.RBACState{Role: "missing", Binding: "missing"}
+// DeleteSpireRBAC deletes only the deployment's rights, as kube.Client's does.
+func (c *standinCluster) DeleteSpireRBAC(_ context.Context, deployment string) error {
+	if c.rights[deployment] {
+		c.deleted++
+	}
+	delete(c.rights, deployment)
 	return nil
 }
 

@@ -96,6 +96,7 @@ clusters=$(for x in "$d"/*; do
   [ -e "$x" ] || continue
   n=${x##*/}
   case "$n" in *.kubeconfig) n=${n%.kubeconfig} ;; *.allow) n=${n%.allow} ;; esac
+  case "$n" in ''|*[!a-z0-9-]*) continue ;; esac
   printf '%s\n' "$n"
 done | sort -u)
 {
@@ -111,11 +112,12 @@ done | sort -u)
     if [ -z "$k" ] && [ -f "$d/$n.kubeconfig" ]; then k="$d/$n.kubeconfig"; fi
     [ -n "$k" ] || continue
     printf '  "%s" = {\n    service_account_allow_list = [' "$n"
-    sep=''
-    for a in $(for f in "$d/$n"/*.allow/* "$d/$n.allow"/*; do [ -e "$f" ] && printf '%s\n' "${f##*/}"; done | sort -u); do
+    for f in "$d/$n"/*.allow/* "$d/$n.allow"/*; do
+      [ -e "$f" ] || continue
+      a=${f##*/}
       case "$a" in *[!a-z0-9.:-]*) continue ;; esac
-      printf '%s"%s"' "$sep" "$a"; sep=', '
-    done
+      printf '%s\n' "$a"
+    done | sort -u | { sep=''; while IFS= read -r a; do printf '%s"%s"' "$sep" "$a"; sep=', '; done; }
     printf ']\n    audience = ["spire-server"]\n    kube_config_file = "%s"\n  }\n' "$k"
   done
   echo '}'

@@ -1,0 +1,402 @@
+package spire
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/plan"
+)
+
+// Issue 46 item 3: host IDs are path segments, so no two (cluster, node) pairs share one
+// (namespace shop with node web-db, namespace shop-web with node db made one ID before).
+func TestHostIDsNeverCollide(t *testing.T) {
+	a := HostID("example.org", uid+"-shop", "web-db")
+	b := HostID("example.org", uid+"-shop-web", "db")
+	if a == b {
+		t.Fatalf("two nodes share the host ID %s", a)
+	}
+	if want := "spiffe://example.org/host/" + uid + "-shop/web-db"; a != want {
+		t.Errorf("host ID %s, want %s", a, want)
+	}
+}
+
+// Issue 46 item 3: plan refuses an entry whose SPIFFE ID the server already gives another
+// entry with other selectors; the same ID with the same selectors and parent is no harm.
+func TestLaneRefusesTakenSPIFFEID(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "web")
+	cluster := uid + "-demo"
+	taken := HostID("example.org", cluster, "web")
+	f.server.entries["someone-else"] = plan.SpireEntryDef{ID: "someone-else", SPIFFEID: taken,
+		ParentID: "spiffe://example.org/spire/server", Selectors: []string{"k8s_psat:agent_ns:intruder"}}
+	_, err := f.lane.Plan(ctx)
+	var ce *EntryConflictError
+	if !errors.As(err, &ce) || ce.Live.ID != "someone-else" || !strings.Contains(err.Error(), taken) {
+		t.Fatalf("plan with %s taken: %v, want an EntryConflictError naming it", taken, err)
+	}
+	if len(f.node.scripts) > 0 && f.server.calls["create"] > 0 {
+		t.Errorf("plan made entries")
+	}
+	// The same entry under another ID (the same selectors and parent) hands nothing new.
+	_, host := EntryIDs(cluster, "demo", "web")
+	want := wantEntries("example.org", cluster, "demo", "demo", []string{"web"})[1]
+	want.ID = "copy"
+	f.server.entries["someone-else"] = want
+	if _, err := f.lane.Plan(ctx); err != nil {
+		t.Errorf("plan beside an equal entry (%s): %v", host, err)
+	}
+}
+
+// Issue 46 item 4: two deployments in one namespace share the cluster name, and each keeps
+// its own files, entries and rights: a destroy of one that was never applied removes
+// nothing, and a destroy of one removes nothing of the other; the cluster's agents go with
+// its last deployment.
+func TestLaneTwoDeploymentsOneNamespace(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "api")
+	cluster := uid + "-demo"
+	a := f.lane
+	a.Group = "shop"
+	b := *a
+	b.Group, b.Nodes = "shop.front", []string{"web"}
+	p, err := a.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Apply(ctx, p.Changes); err != nil {
+		t.Fatal(err)
+	}
+	agent := "spiffe://example.org/spire/agent/k8s_psat/" + cluster + "/9d2c-node-uid"
+	f.server.agents[agent] = true
+	before := map[string]any{"entries": len(f.server.entries), "files": dirFiles(t, f.conf), "agents": len(f.server.agents)}
+
+	never, err := b.PlanDestroy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(never) != 0 {
+		t.Fatalf("destroy of a deployment never applied plans %v", briefs(never))
+	}
+	if err := b.Apply(ctx, never); err != nil {
+		t.Fatal(err)
+	}
+	pb, err := b.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Apply(ctx, pb.Changes); err != nil {
+		t.Fatal(err)
+	}
+	hcl, _ := os.ReadFile(filepath.Join(f.conf, "k8s_psat.hcl"))
+	if !strings.Contains(string(hcl), `service_account_allow_list = ["demo:node-api", "demo:node-web"]`) {
+		t.Errorf("k8s_psat.hcl with both deployments:\n%s", hcl)
+	}
+	gone, err := b.PlanDestroy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range gone {
+		if c.What == plan.SpireAgent || c.Node == "api" {
+			t.Errorf("destroy of %s plans %s", b.Group, c)
+		}
+	}
+	if err := b.Apply(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	after := map[string]any{"entries": len(f.server.entries), "files": dirFiles(t, f.conf), "agents": len(f.server.agents)}
+	if d := cmp.Diff(before, after); d != "" {
+		t.Errorf("a's parts after b's apply and destroy (-before +after):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]bool{"shop": true}, f.cluster.rights); d != "" {
+		t.Errorf("rights after b's apply and destroy (-want +got):\n%s", d)
+	}
+	// a is the cluster's last deployment: its destroy takes the agents too.
+	last, err := a.PlanDestroy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Apply(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.server.entries) != 0 || len(f.server.agents) != 0 {
+		t.Errorf("after the last destroy: entries %v, agents %v", f.server.entries, f.server.agents)
+	}
+}
+
+// dirFiles are the files under dir (k8s_psat.hcl's content and each name), but the
+// stand-in server's own.
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "usr1" || rel == "spire-server.pid" {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		out[rel] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Issue 46 item 10: a saved plan is data. An edited plan file (a name that would run a
+// command on the spire node, an entry with the admin's SPIFFE ID, the counts unchanged)
+// runs nothing and mints nothing: apply plans again and refuses.
+func TestLaneSavedPlanEdited(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		edit func(cs []plan.SpireChange)
+	}{
+		{"a command in an allow-list name", func(cs []plan.SpireChange) {
+			for i := range cs {
+				if cs[i].What == plan.SpireAllow {
+					cs[i].Name = `demo:node-web"; touch "$conf/pwned`
+				}
+			}
+		}},
+		{"the admin's SPIFFE ID in an entry", func(cs []plan.SpireChange) {
+			for i := range cs {
+				if cs[i].What == plan.SpireEntry {
+					e := *cs[i].Entry
+					e.SPIFFEID, e.Selectors = "spiffe://example.org/admin", []string{"unix:uid:0"}
+					cs[i].Entry = &e
+					return
+				}
+			}
+		}},
+		{"another entry ID", func(cs []plan.SpireChange) {
+			for i := range cs {
+				if cs[i].What == plan.SpireEntry {
+					e := *cs[i].Entry
+					e.ID = "slipway.other.alias.x"
+					cs[i].Entry = &e
+					return
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "web")
+			p, err := f.lane.Plan(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved := make([]plan.SpireChange, len(p.Changes))
+			copy(saved, p.Changes)
+			tc.edit(saved)
+			f.node.scripts = nil
+			err = f.lane.ApplySaved(ctx, saved)
+			var se *SavedPlanError
+			if !errors.As(err, &se) {
+				t.Fatalf("apply of the edited plan: %v, want a SavedPlanError", err)
+			}
+			for _, s := range f.node.scripts {
+				if strings.Contains(s, "pwned") || strings.Contains(s, "mkdir \"$lock\"") {
+					t.Errorf("the spire node ran a sync script for an edited plan:\n%s", s)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(f.conf, "pwned")); err == nil {
+				t.Error("the edited name ran as a command on the spire node")
+			}
+			if len(f.server.entries) != 0 || f.cluster.applied != 0 {
+				t.Errorf("apply of the edited plan made entries %v, rights %d time(s)", f.server.entries, f.cluster.applied)
+			}
+		})
+	}
+	// The plan as saved applies.
+	f := newFixture(t, "web")
+	p, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.lane.ApplySaved(ctx, p.Changes); err != nil {
+		t.Fatalf("apply of the unedited plan: %v", err)
+	}
+	if len(f.server.entries) != 2 {
+		t.Errorf("entries: %v", f.server.entries)
+	}
+}
+
+// Issue 46 item 10: even past the re-plan, Apply makes no entry that is not the
+// deployment's own, and syncScript passes no name to the shell that is no account name.
+func TestLaneApplyChecksEveryEntry(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "web")
+	cluster := uid + "-demo"
+	alias, _ := EntryIDs(cluster, "demo", "web")
+	for _, e := range []plan.SpireEntryDef{
+		{ID: alias, SPIFFEID: "spiffe://example.org/admin", ParentID: "spiffe://example.org/spire/server", Selectors: []string{"unix:uid:0"}},
+		{ID: "slipway." + cluster + ".other.alias.web", SPIFFEID: AliasID("example.org", cluster, "demo", "web"), ParentID: "spiffe://example.org/spire/server"},
+	} {
+		err := f.lane.Apply(ctx, []plan.SpireChange{{What: plan.SpireEntry, Action: plan.Create, Cluster: cluster, Entry: &e}})
+		if err == nil || len(f.server.entries) != 0 {
+			t.Errorf("apply of entry %+v: %v, entries %v", e, err, f.server.entries)
+		}
+	}
+	if _, err := syncScript(f.lane.Spire, cluster, "demo", []plan.SpireChange{{What: plan.SpireAllow, Action: plan.Create, Name: "demo:$(id)", Cluster: cluster}}, ""); err == nil {
+		t.Error("syncScript took an allow name with $(id)")
+	}
+}
+
+// Issue 43 item 8: a name read back from the allow directory is never run: one that is no
+// account name is a note, left out of k8s_psat.hcl and never deleted through a shell.
+func TestLaneReadBackNeverRuns(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "web")
+	p, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.lane.Apply(ctx, p.Changes); err != nil {
+		t.Fatal(err)
+	}
+	evil := `demo:node-x"; touch pwned; echo "`
+	allow := filepath.Join(f.conf, "k8s_psat.d", uid+"-demo", "demo.allow")
+	if err := os.WriteFile(filepath.Join(allow, evil), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(allow, "demo:node-old$(touch pwned2)"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Notes) != 2 || !strings.Contains(again.Notes[0], "no account name") {
+		t.Errorf("notes: %q", again.Notes)
+	}
+	f.lane.Nodes = []string{"api"}
+	moved, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.lane.Apply(ctx, moved.Changes); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(f.node.dir, "pwned"), filepath.Join(f.node.dir, "pwned2")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a name read back ran: %s exists", p)
+		}
+	}
+	hcl, _ := os.ReadFile(filepath.Join(f.conf, "k8s_psat.hcl"))
+	if strings.Contains(string(hcl), "pwned") || !strings.Contains(string(hcl), `["demo:node-api"]`) {
+		t.Errorf("k8s_psat.hcl:\n%s", hcl)
+	}
+}
+
+// Issue 43 item 8: the PID in pidFile must be a spire-server: another process is never
+// signalled, and nothing changes on the spire node.
+func TestLaneChecksServerPID(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "web")
+	other := exec.Command("sleep", "300")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	if err := os.WriteFile(f.lane.Spire.PIDFile, []byte(strconv.Itoa(other.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.lane.Apply(ctx, p.Changes)
+	if err == nil || !strings.Contains(err.Error(), "is not a spire-server") {
+		t.Fatalf("apply with a pidFile naming sleep: %v, want a refusal", err)
+	}
+	// The check is synchronous: sleep is alive now, or was killed by the signal.
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Error("the process pidFile named was signalled")
+	}
+	if _, err := os.Stat(filepath.Join(f.conf, "k8s_psat.hcl")); err == nil {
+		t.Error("k8s_psat.hcl was written")
+	}
+	// Issue 43 item 9: the rights this failed sync created are taken back.
+	if f.cluster.applied != 1 || f.cluster.deleted != 1 || len(f.cluster.rights) != 0 {
+		t.Errorf("rights after the failed sync: applied %d, deleted %d, left %v", f.cluster.applied, f.cluster.deleted, f.cluster.rights)
+	}
+	if len(f.server.entries) != 0 {
+		t.Errorf("entries after the failed sync: %v", f.server.entries)
+	}
+}
+
+// Issue 43 item 8: a server that logs that it could not take the new file fails the apply.
+func TestLaneChecksReconfigured(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "web")
+	dir := t.TempDir()
+	pid, _ := startStandin(t, dir, "spire-server", `level=error msg="Failed to reconfigure plugin" error="bad config"`)
+	f.lane.Spire.PIDFile = pid
+	p, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.lane.Apply(ctx, p.Changes)
+	if err == nil || !strings.Contains(err.Error(), "did not take the new k8s_psat.hcl") {
+		t.Fatalf("apply with a server that failed to reconfigure: %v", err)
+	}
+}
+
+// Issue 43 item 8: a lock left by a session that died has an owner, and is taken over once
+// its lease ran out.
+func TestLaneLockLease(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "web")
+	lock := filepath.Join(f.conf, ".k8s_psat.lock")
+	if err := os.Mkdir(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-(LockLease + 5) * time.Second).Unix()
+	_ = os.WriteFile(filepath.Join(lock, "since"), []byte(strconv.FormatInt(old, 10)+"\n"), 0o600)
+	_ = os.WriteFile(filepath.Join(lock, "owner"), []byte("deployment gone, session 1\n"), 0o600)
+	p, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := f.lane.Apply(ctx, p.Changes); err != nil {
+		t.Fatalf("apply beside an expired lock: %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took over the expired lock after %s", d)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Errorf("the lock stays after the session: %v", err)
+	}
+}
+
+// Issue 43 item 10: plan names a pod that carries the agent label outside slipway's
+// namespaces.
+func TestLaneForeignAgentPods(t *testing.T) {
+	f := newFixture(t, "web")
+	f.cluster.foreignPods = []string{"intruder/squat"}
+	p, err := f.lane.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "intruder/squat") || !strings.Contains(p.Notes[0], "not slipway's") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+}
+
+var _ = kube.RBACForeign
