@@ -58,11 +58,16 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	rs, sp, err := e.planSpire(ctx, t)
+	lane, doneSpire, rs, err := e.spireStart(ctx, t)
 	if err != nil {
 		return nil, err
 	}
+	defer doneSpire()
 	desired, err := desiredObjects(t, images, ids, versions, key, l.features, suspended, rs)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := e.planSpire(ctx, t, lane, desired)
 	if err != nil {
 		return nil, err
 	}

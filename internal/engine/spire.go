@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
@@ -48,19 +51,61 @@ func (e *Engine) spireLane(ctx context.Context, t Target) (lane *spire.Lane, don
 		Server: c.Server, Node: c.Node, Kube: kc, APIServer: os.Getenv(spec.EnvSpireAPIServer)}, c.Close, nil
 }
 
-// planSpire is the lane's plan: what render needs (nil without `spire:`), the changes and
-// the notes.
-func (e *Engine) planSpire(ctx context.Context, t Target) (*render.Spire, *spire.Planned, error) {
-	lane, done, err := e.spireLane(ctx, t)
+// spireStart opens the lane of t and reads what render needs of it (nil without `spire:`);
+// done closes the lane.
+func (e *Engine) spireStart(ctx context.Context, t Target) (lane *spire.Lane, done func(), rs *render.Spire, err error) {
+	lane, done, err = e.spireLane(ctx, t)
 	if err != nil || lane == nil {
-		return nil, nil, err
+		return nil, func() {}, nil, err
 	}
-	defer done()
+	cluster, bundle, err := lane.Read(ctx)
+	if err != nil {
+		done()
+		return nil, func() {}, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
+	}
+	return lane, done, &render.Spire{Cluster: cluster, Bundle: bundle}, nil
+}
+
+// planSpire is the lane's plan, its entries bound to the pods render made (desired).
+func (e *Engine) planSpire(ctx context.Context, t Target, lane *spire.Lane, desired []render.Object) (*spire.Planned, error) {
+	if lane == nil {
+		return nil, nil
+	}
+	lane.PodLabels = map[string]string{}
+	for _, o := range desired {
+		if d, ok := o.(*appsv1.Deployment); ok && d.Spec.Template.Labels[spec.LabelRole] == "" {
+			if v := d.Spec.Template.Labels[spec.LabelSpirePod]; v != "" {
+				lane.PodLabels[d.Spec.Template.Labels[spec.LabelNode]] = v
+			}
+		}
+	}
 	p, err := lane.Plan(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
+		return nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
 	}
-	return &render.Spire{Cluster: p.Cluster, Bundle: p.Bundle}, p, nil
+	return p, nil
+}
+
+// spirePodLabels are the nodes' LabelSpirePod values in the plan apply runs (its main
+// Deployments); the lane checks their form before an entry selects them.
+func spirePodLabels(p *plan.Plan) (map[string]string, error) {
+	out := map[string]string{}
+	for _, d := range p.Desired {
+		if d.GetKind() != "Deployment" {
+			continue
+		}
+		if plan.IsStub(d) {
+			var err error
+			if d, err = p.Deferred.Object(plan.KeyOf(d)); err != nil {
+				return nil, err
+			}
+		}
+		labels, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
+		if v := labels[spec.LabelSpirePod]; v != "" && labels[spec.LabelRole] == "" {
+			out[labels[spec.LabelNode]] = v
+		}
+	}
+	return out, nil
 }
 
 // applySpire runs a spire step: the server and the spire node made ready before any node.
@@ -72,6 +117,9 @@ func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
 		return err
 	}
 	defer done()
+	if lane.PodLabels, err = spirePodLabels(r.p); err != nil {
+		return fmt.Errorf("group %s: spire: %w", r.t.Group.Name, err)
+	}
 	e.emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
 	if err := lane.ApplySaved(ctx, st.Spire); err != nil {
 		return fmt.Errorf("group %s: %w", r.t.Group.Name, err)

@@ -347,6 +347,9 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 	workload(d, n, n.Workload)
 	r.spirePod(d, n)
 	setConfigHash(&d.Spec.Template, hash)
+	if r.in.Group.Spire != nil {
+		spirePodLabel(&d.Spec.Template)
+	}
 	return d
 }
 

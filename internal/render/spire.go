@@ -1,6 +1,9 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net"
 	"path"
 
@@ -104,6 +107,18 @@ func (r *renderer) spirePod(d *appsv1.Deployment, n *spec.Node) {
 	}
 	aa := ps.Affinity.PodAntiAffinity
 	aa.RequiredDuringSchedulingIgnoredDuringExecution = append(aa.RequiredDuringSchedulingIgnoredDuringExecution, SpireAntiAffinity())
+}
+
+// spirePodLabel sets LabelSpirePod to a digest of the template without it: every change of
+// the pod makes another value, and the node's alias entry follows it.
+func spirePodLabel(t *corev1.PodTemplateSpec) {
+	delete(t.Labels, spec.LabelSpirePod)
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(err) // a PodTemplateSpec always marshals
+	}
+	sum := sha256.Sum256(b)
+	t.Labels[spec.LabelSpirePod] = hex.EncodeToString(sum[:8])
 }
 
 // SpireAntiAffinity keeps an agent pod off a kube node that runs another of slipway's, in

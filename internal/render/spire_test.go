@@ -22,6 +22,7 @@ func TestSpireRules(t *testing.T) {
 	if !ok || cm.Data[spec.SpireBundleFile] == "" || cm.Labels[spec.LabelNode] != "" {
 		t.Errorf("ConfigMap spire-agent: %+v", cm)
 	}
+	seen := map[string]bool{}
 	for _, name := range []string{"web", "db"} {
 		d, _ := find[*appsv1.Deployment](objs, "Deployment", name)
 		ps := d.Spec.Template.Spec
@@ -31,6 +32,13 @@ func TestSpireRules(t *testing.T) {
 		terms := ps.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 		if d := cmp.Diff([]corev1.PodAffinityTerm{render.SpireAntiAffinity()}, terms); d != "" {
 			t.Errorf("%s: required anti-affinity (-want +got):\n%s", name, d)
+		}
+		// Issue 46 item 11: each node's pods carry a digest of their template, which its
+		// alias entry selects; two nodes' templates never share one.
+		if v := d.Spec.Template.Labels[spec.LabelSpirePod]; len(v) != 16 || seen[v] {
+			t.Errorf("%s: label %s=%q, want 16 hex digits of its own", name, spec.LabelSpirePod, v)
+		} else {
+			seen[v] = true
 		}
 		// Issue 43 item 10: only slipway's agent pods count, not any pod anyone labels.
 		if ns := terms[0].NamespaceSelector; ns == nil || ns.MatchLabels[spec.LabelManagedBy] != spec.ManagedBy {
@@ -55,7 +63,7 @@ func TestSpireRules(t *testing.T) {
 		t.Error("db lost its own preferred anti-affinity")
 	}
 	worker, _ := find[*appsv1.Deployment](objs, "Deployment", "web-worker")
-	if worker.Spec.Template.Labels[spec.LabelSpireAgent] != "" || worker.Spec.Template.Spec.Affinity != nil {
+	if worker.Spec.Template.Labels[spec.LabelSpireAgent] != "" || worker.Spec.Template.Labels[spec.LabelSpirePod] != "" || worker.Spec.Template.Spec.Affinity != nil {
 		t.Error("a role's pod is marked as an agent pod")
 	}
 }

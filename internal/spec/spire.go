@@ -176,6 +176,11 @@ const (
 	// LabelSpireAgent marks every pod that runs a SPIRE agent, in every group: no two of them
 	// share a kube node, because k8s_psat gives one agent ID per kube node.
 	LabelSpireAgent = "slipway.dev/spire-agent"
+	// LabelSpirePod marks a node's agent pod with a digest of its pod template: the node's
+	// alias entry selects it (k8s_psat:agent_pod_label), so an entry moves to the new pods at
+	// each rollout and the pod that follows on the same kube node (k8s_psat gives it the same
+	// agent ID) is never handed the last one's identity.
+	LabelSpirePod = "slipway.dev/spire-pod"
 	// SpireServerAccount reviews the nodes' tokens, for the server.
 	SpireServerAccount = "spire-server"
 	// SpireAgentConfigMap holds the server's trust bundle.

@@ -199,7 +199,7 @@ func (l *Lane) checkEntry(cluster string, c plan.SpireChange) error {
 	td := l.Spire.TrustDomain
 	alias, host := EntryIDs(cluster, l.Group, n)
 	var want plan.SpireEntryDef
-	for _, w := range wantEntries(td, cluster, l.Group, l.Namespace, []string{n}) {
+	for _, w := range wantEntries(td, cluster, l.Group, l.Namespace, []string{n}, l.PodLabels) {
 		if w.ID == e.ID {
 			want = w
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,7 +51,7 @@ func TestLaneRefusesTakenSPIFFEID(t *testing.T) {
 	}
 	// The same entry under another ID (the same selectors and parent) hands nothing new.
 	_, host := EntryIDs(cluster, "demo", "web")
-	want := wantEntries("example.org", cluster, "demo", "demo", []string{"web"})[1]
+	want := wantEntries("example.org", cluster, "demo", "demo", []string{"web"}, f.lane.PodLabels)[1]
 	want.ID = "copy"
 	f.server.entries["someone-else"] = want
 	if _, err := f.lane.Plan(ctx); err != nil {
@@ -400,3 +401,91 @@ func TestLaneForeignAgentPods(t *testing.T) {
 }
 
 var _ = kube.RBACForeign
+
+// authorized are the SPIFFE IDs the server hands an agent with selectors sel: the node
+// entries (parent the server) whose selectors sel holds, and what hangs below them. It
+// stands in for the server's entry cache, which answers with the selectors it last saw of
+// an agent ID: after a pod of another node attests with the same agent ID (k8s_psat keys it
+// by the kube node), the last pod's, for up to cache_reload_interval.
+func authorized(es map[string]plan.SpireEntryDef, sel []string) []string {
+	var out []string
+	parents := map[string]bool{}
+	for _, e := range es {
+		if e.ParentID != "spiffe://example.org/spire/server" {
+			continue
+		}
+		all := true
+		for _, s := range e.Selectors {
+			all = all && slices.Contains(sel, s)
+		}
+		if all {
+			parents[e.SPIFFEID] = true
+			out = append(out, e.SPIFFEID)
+		}
+	}
+	for _, e := range es {
+		if parents[e.ParentID] {
+			out = append(out, e.SPIFFEID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Issue 46 item 11: a kube node's next agent never inherits the last one's identity. Node a
+// leaves a kube node and b's pod takes it: b's agent gets a's agent ID, and the server may
+// answer it with what it last saw of that ID, a's old pod's selectors. The alias entries
+// select the pods of the node's current template, and apply moved a's to its new pods before
+// any pod moved, so a's old pod's selectors match no entry, whenever b asks.
+func TestLaneNextAgentInheritsNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "a", "b")
+	f.lane.PodLabels = map[string]string{"a": podLabel("a", 1), "b": podLabel("b", 1)}
+	cluster := uid + "-demo"
+	apply := func() {
+		t.Helper()
+		p, err := f.lane.Plan(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.lane.Apply(ctx, p.Changes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply()
+	pod := func(node string, gen int) []string {
+		return []string{"k8s_psat:cluster:" + cluster, "k8s_psat:agent_ns:demo", "k8s_psat:agent_sa:node-" + node,
+			"k8s_psat:agent_pod_uid:uid-" + node + strconv.Itoa(gen), "k8s_psat:agent_node_name:real", PodSelector(podLabel(node, gen))}
+	}
+	if d := cmp.Diff([]string{HostID("example.org", cluster, "a"), AliasID("example.org", cluster, "demo", "a")}, authorized(f.server.entries, pod("a", 1))); d != "" {
+		t.Fatalf("a's own agent (-want +got):\n%s", d)
+	}
+	// a moves off the kube node: a new template, so a new label; the plan moves a's alias.
+	f.lane.PodLabels["a"] = podLabel("a", 2)
+	p, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]brief{{"entry", "update", AliasID("example.org", cluster, "demo", "a"), "a"}}, briefs(p.Changes)); d != "" {
+		t.Fatalf("plan after a's template changed (-want +got):\n%s", d)
+	}
+	if err := f.lane.Apply(ctx, p.Changes); err != nil {
+		t.Fatal(err)
+	}
+	// b's agent on the kube node, answered with a's old pod's selectors: nothing.
+	if got := authorized(f.server.entries, pod("a", 1)); len(got) != 0 {
+		t.Errorf("an agent with a's old pod's selectors is handed %v", got)
+	}
+	// And with its own, only b's; a's new pod gets a's.
+	if d := cmp.Diff([]string{HostID("example.org", cluster, "b"), AliasID("example.org", cluster, "demo", "b")}, authorized(f.server.entries, pod("b", 1))); d != "" {
+		t.Errorf("b's agent (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{HostID("example.org", cluster, "a"), AliasID("example.org", cluster, "demo", "a")}, authorized(f.server.entries, pod("a", 2))); d != "" {
+		t.Errorf("a's new pod (-want +got):\n%s", d)
+	}
+	// A plan without the label refuses: an alias on the account alone would match any pod.
+	f.lane.PodLabels["b"] = ""
+	if _, err := f.lane.Plan(ctx); err == nil || !strings.Contains(err.Error(), "node b") {
+		t.Errorf("plan without b's pod label: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package spire
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,15 +45,28 @@ func legacyEntryIDs(cluster, node string) (alias, host string) {
 	return entryIDPrefix + cluster + ".alias." + node, entryIDPrefix + cluster + ".host." + node
 }
 
+// PodSelector is the alias's selector of the node's current pods: the agent pod label
+// LabelSpirePod with the digest of the node's pod template (k8s_psat reports it because
+// k8s_psat.hcl allows the key).
+func PodSelector(value string) string {
+	return "k8s_psat:agent_pod_label:" + spec.LabelSpirePod + ":" + value
+}
+
+// podLabelValue is what render writes in LabelSpirePod: 16 hex digits.
+var podLabelValue = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
 // wantEntries are the entries of the deployment's nodes, an alias before its host entry.
-func wantEntries(td, cluster, deployment, ns string, nodes []string) []plan.SpireEntryDef {
+// pods holds each node's LabelSpirePod value: the alias selects only pods of the node's
+// current template, so the agent of a pod that came before (on this kube node, or one whose
+// agent ID a pod of another node took over) matches it no more.
+func wantEntries(td, cluster, deployment, ns string, nodes []string, pods map[string]string) []plan.SpireEntryDef {
 	var out []plan.SpireEntryDef
 	for _, n := range nodes {
 		aliasID, hostID := EntryIDs(cluster, deployment, n)
 		alias := AliasID(td, cluster, ns, n)
 		out = append(out,
 			plan.SpireEntryDef{ID: aliasID, SPIFFEID: alias, ParentID: "spiffe://" + td + "/spire/server",
-				Selectors: []string{"k8s_psat:agent_ns:" + ns, "k8s_psat:agent_sa:" + spec.ServiceAccountName(n), "k8s_psat:cluster:" + cluster}},
+				Selectors: []string{"k8s_psat:agent_ns:" + ns, "k8s_psat:agent_sa:" + spec.ServiceAccountName(n), "k8s_psat:cluster:" + cluster, PodSelector(pods[n])}},
 			plan.SpireEntryDef{ID: hostID, SPIFFEID: HostID(td, cluster, n), ParentID: alias, Selectors: []string{HostSelector}})
 	}
 	return out

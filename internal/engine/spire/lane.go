@@ -72,6 +72,9 @@ type Lane struct {
 	Group     string
 	Namespace string
 	Nodes     []string // the group's nodes, by name
+	// PodLabels are the nodes' LabelSpirePod values, as render made them for this plan: the
+	// alias entries select them.
+	PodLabels map[string]string
 	Server    Registrar
 	Node      ConfigNode
 	Kube      Cluster
@@ -96,22 +99,37 @@ type Planned struct {
 	Notes   []string
 }
 
+// Read is what render needs of the lane: the cluster's name on the server and the server's
+// trust bundle.
+func (l *Lane) Read(ctx context.Context) (cluster, bundle string, err error) {
+	uid, err := l.Kube.KubeSystemUID(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("spire: %w", err)
+	}
+	if bundle, err = l.Server.Bundle(ctx); err != nil {
+		return "", "", fmt.Errorf("spire server %s: bundle: %w", l.Spire.Server, err)
+	}
+	return spec.SpireCluster(uid, l.Namespace), bundle, nil
+}
+
 // Plan reads the cluster, the server and the spire node and says what Apply changes. It
 // refuses an entry whose SPIFFE ID the server gives another entry with other selectors.
 func (l *Lane) Plan(ctx context.Context) (*Planned, error) {
-	uid, err := l.Kube.KubeSystemUID(ctx)
+	for _, n := range l.Nodes {
+		if !podLabelValue.MatchString(l.PodLabels[n]) {
+			return nil, fmt.Errorf("spire: node %s: its pod's label %s is %q, not the digest render makes: the alias entry has no pod to bind to", n, spec.LabelSpirePod, l.PodLabels[n])
+		}
+	}
+	cluster, bundle, err := l.Read(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("spire: %w", err)
+		return nil, err
 	}
-	p := &Planned{Cluster: spec.SpireCluster(uid, l.Namespace)}
-	if p.Bundle, err = l.Server.Bundle(ctx); err != nil {
-		return nil, fmt.Errorf("spire server %s: bundle: %w", l.Spire.Server, err)
-	}
+	p := &Planned{Cluster: cluster, Bundle: bundle}
 	live, err := l.Server.Entries(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
 	}
-	want := wantEntries(l.Spire.TrustDomain, p.Cluster, l.Group, l.Namespace, l.Nodes)
+	want := wantEntries(l.Spire.TrustDomain, p.Cluster, l.Group, l.Namespace, l.Nodes, l.PodLabels)
 	legacy := legacyOf(p.Cluster, l.Nodes, live)
 	mine := func(id string) bool {
 		return entryNode(p.Cluster, l.Group, id) != "" || slices.ContainsFunc(legacy, func(e plan.SpireEntryDef) bool { return e.ID == id })

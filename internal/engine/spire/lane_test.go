@@ -3,6 +3,7 @@ package spire
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,8 +34,17 @@ func newFixture(t *testing.T, nodes ...string) *fixture {
 		Spire: &spec.Spire{Server: "spire.example.org:8081", TrustDomain: "example.org", ConfigDir: conf, PIDFile: pid,
 			SSH: spec.SSHTarget{User: "spire", Host: "spire.example.org", Port: 22}},
 		Group: "demo", Namespace: "demo", Nodes: nodes, Server: f.server, Node: f.node, Kube: f.cluster,
+		PodLabels: map[string]string{},
+	}
+	for _, n := range []string{"api", "web", "db"} {
+		f.lane.PodLabels[n] = podLabel(n, 1)
 	}
 	return f
+}
+
+// podLabel is a LabelSpirePod value of node's pods, the gen-th template.
+func podLabel(node string, gen int) string {
+	return fmt.Sprintf("%016x", len(node)*1000+gen)
 }
 
 // brief is a change as the tests compare it.
@@ -88,6 +98,7 @@ func TestLaneApplyAgainAndDestroy(t *testing.T) {
   "` + cluster + `" = {
     service_account_allow_list = ["demo:node-api", "demo:node-web"]
     audience = ["spire-server"]
+    allowed_pod_label_keys = ["slipway.dev/spire-pod"]
     kube_config_file = "` + d + "/" + cluster + `/demo.kubeconfig"
   }
 }

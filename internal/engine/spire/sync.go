@@ -92,6 +92,7 @@ esac
 // and the script waits until the server's log (its stderr, when that is a file) says it
 // read it again.
 const regenerate = `tmp="$conf/.k8s_psat.hcl.tmp"
+podlabel='` + spec.LabelSpirePod + `'
 clusters=$(for x in "$d"/*; do
   [ -e "$x" ] || continue
   n=${x##*/}
@@ -118,7 +119,7 @@ done | sort -u)
       case "$a" in *[!a-z0-9.:-]*) continue ;; esac
       printf '%s\n' "$a"
     done | sort -u | { sep=''; while IFS= read -r a; do printf '%s"%s"' "$sep" "$a"; sep=', '; done; }
-    printf ']\n    audience = ["spire-server"]\n    kube_config_file = "%s"\n  }\n' "$k"
+    printf ']\n    audience = ["spire-server"]\n    allowed_pod_label_keys = ["%s"]\n    kube_config_file = "%s"\n  }\n' "$podlabel" "$k"
   done
   echo '}'
 } > "$tmp"
