@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"slipway.dev/slipway/internal/devcluster"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/spec"
 )
@@ -73,6 +74,11 @@ func TestSpireReal(t *testing.T) {
 				t.Errorf("plan does not show %q:\n%s", w, r.Stdout)
 			}
 		}
+		spireEditedPlans(t, one, adm, planFile)
+		// The refused applies made the group's own objects (their step comes before spire's):
+		// the saved plan is stale, so it is made again.
+		one.run(0, "plan", "-out", planFile)
+		planText += string(readOrEmpty(planFile))
 		stop := cmdlines()
 		one.run(0, "apply", planFile)
 		args = append(args, stop()...)
@@ -109,6 +115,14 @@ func TestSpireReal(t *testing.T) {
 			t.Fatalf("a's pods after the move: %d (%v); want one, off the real node", len(p), roPodNames(p))
 		}
 		spireAttested(t, one, adm, node, "b")
+		// Never, not only now: b's agent took a's agent ID (one per kube node), and its log
+		// names every SVID it was ever handed; a's alias selected a's new pods before a's
+		// old pod went, so whatever the server still knew of the ID matched none of a's.
+		bPod := one.realPod("b", node)
+		if log, _ := one.execIn(bPod.Name, "node", "cat", "/tmp/spire/node/log"); strings.Contains(log, one.hostID("a")) ||
+			!strings.Contains(log, one.hostID("b")) {
+			t.Errorf("b's agent log names a's SVID %s, or not b's own:\n%s", one.hostID("a"), log)
+		}
 		if got := len(adm.entries(t, one.cluster)); got != 4 {
 			t.Errorf("entries of %s: %d, want a's and b's, 4", one.cluster, got)
 		}
@@ -167,7 +181,7 @@ func spireAttested(t *testing.T, st *spireTest, adm *spireAdmin, realNode, node 
 		}
 	}
 	files := spireFiles(t, st.s.ConfigDir)
-	for _, f := range []string{"k8s_psat.d/" + st.cluster + ".kubeconfig", "k8s_psat.d/" + st.cluster + ".allow/" + st.Name + ":node-" + node} {
+	for _, f := range []string{"k8s_psat.d/" + st.cluster + "/" + st.Name + ".kubeconfig", "k8s_psat.d/" + st.cluster + "/" + st.Name + ".allow/" + st.Name + ":node-" + node} {
 		if _, ok := files[f]; !ok {
 			t.Errorf("the spire node has no %s: %v", f, files)
 		}
@@ -261,4 +275,37 @@ func spireGone(t *testing.T, st *spireTest, adm *spireAdmin) {
 func readOrEmpty(path string) []byte {
 	b, _ := os.ReadFile(path)
 	return b
+}
+
+// spireEditedPlans: issue 46 item 10. A saved plan is a file anyone may edit: an allow-list
+// name that would run a command on the spire node and an entry with the admin's SPIFFE ID
+// (the counts unchanged) run nothing and mint nothing; apply refuses them.
+func spireEditedPlans(t *testing.T, st *spireTest, adm *spireAdmin, planFile string) {
+	t.Helper()
+	text := string(readOrEmpty(planFile))
+	allow := `"name":"` + st.Name + `:node-a"`
+	host := `"spiffeID":"` + st.hostID("a") + `"`
+	for name, edited := range map[string]string{
+		"a command in an allow-list name": strings.Replace(text, allow, `"name":"`+st.Name+`:node-a\"; touch pwned; echo \""`, 1),
+		"the admin's SPIFFE ID":           strings.Replace(text, host, `"spiffeID":"spiffe://`+devcluster.SpireTrustDomain+`/admin"`, 1),
+	} {
+		if edited == text {
+			t.Fatalf("%s: the plan file holds neither %s nor %s", name, allow, host)
+		}
+		f := filepath.Join(st.Dir, "edited.plan")
+		if err := os.WriteFile(f, []byte(edited), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := st.Run("apply", f)
+		st.outputs = append(st.outputs, r)
+		if r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, "saved plan") {
+			t.Errorf("%s: apply of the edited plan: want a refusal naming the saved plan, got %s", name, r)
+		}
+		if e := adm.entries(t, st.cluster); len(e) != 0 {
+			t.Errorf("%s: entries after the edited plan: %v", name, e)
+		}
+		if _, err := os.Stat(filepath.Join(st.s.ConfigDir, "k8s_psat.d", st.cluster)); err == nil {
+			t.Errorf("%s: the spire node has files of %s after the edited plan", name, st.cluster)
+		}
+	}
 }

@@ -88,7 +88,7 @@ func spireRefusals(t *testing.T, one, two *spireTest, adm *spireAdmin, realNode,
 // node (read over the dev environment's path).
 func (st *spireTest) kubeconfigToken(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(st.s.ConfigDir, "k8s_psat.d", st.cluster+".kubeconfig"))
+	b, err := os.ReadFile(filepath.Join(st.s.ConfigDir, "k8s_psat.d", st.cluster, st.Name+".kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
