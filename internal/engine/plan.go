@@ -111,6 +111,8 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	p.Notes = append(p.Notes, secretsNotes...)
 	if sp != nil {
 		p.Spire, p.Notes = sp.Changes, append(p.Notes, sp.Notes...)
+	} else if p.Spire, err = e.spireLeftovers(ctx, t); err != nil {
+		return nil, err
 	}
 	if err := e.planDNS(ctx, t, doc, p); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
@@ -28,12 +29,9 @@ func (e *Engine) spireLane(ctx context.Context, t Target) (lane *spire.Lane, don
 	if s == nil {
 		return nil, func() {}, nil
 	}
-	kc := e.o.SpireKube
-	if kc == nil {
-		var ok bool
-		if kc, ok = e.o.Kube.(spire.Cluster); !ok {
-			return nil, nil, fmt.Errorf("group %s: spire: the cluster client cannot do what the SPIRE lane needs", t.Group.Name)
-		}
+	kc, ok := e.spireCluster()
+	if !ok {
+		return nil, nil, fmt.Errorf("group %s: spire: the cluster client cannot do what the SPIRE lane needs", t.Group.Name)
 	}
 	connect := e.o.SpireConnect
 	if connect == nil {
@@ -113,8 +111,12 @@ func spirePodLabels(p *plan.Plan) (map[string]string, error) {
 // the lane plans again from the validated group file and refuses when they differ.
 func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
 	lane, done, err := e.spireLane(ctx, r.t)
-	if err != nil || lane == nil {
+	if err != nil {
 		return err
+	}
+	if lane == nil {
+		e.emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
+		return e.retireSpireLeftovers(ctx, r.t)
 	}
 	defer done()
 	if lane.PodLabels, err = spirePodLabels(r.p); err != nil {
@@ -130,8 +132,11 @@ func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
 // planDestroySpire is what destroy retires of the lane; nil without `spire:`.
 func (e *Engine) planDestroySpire(ctx context.Context, t Target) ([]plan.SpireChange, error) {
 	lane, done, err := e.spireLane(ctx, t)
-	if err != nil || lane == nil {
+	if err != nil {
 		return nil, err
+	}
+	if lane == nil {
+		return e.spireLeftovers(ctx, t)
 	}
 	defer done()
 	return lane.PlanDestroy(ctx)
@@ -141,8 +146,11 @@ func (e *Engine) planDestroySpire(ctx context.Context, t Target) ([]plan.SpireCh
 // and the token-review account's rights.
 func (e *Engine) destroySpire(ctx context.Context, t Target) error {
 	lane, done, err := e.spireLane(ctx, t)
-	if err != nil || lane == nil {
+	if err != nil {
 		return err
+	}
+	if lane == nil {
+		return e.retireSpireLeftovers(ctx, t)
 	}
 	defer done()
 	cs, err := lane.PlanDestroy(ctx)
@@ -155,6 +163,60 @@ func (e *Engine) destroySpire(ctx context.Context, t Target) error {
 	e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("spire: retire %d change(s) of cluster %s", len(cs), cs[0].Cluster)})
 	if err := lane.Apply(ctx, cs); err != nil {
 		return fmt.Errorf("group %s: %w", t.Group.Name, err)
+	}
+	return nil
+}
+
+// spireCluster is the cluster as the SPIRE lane reads it; ok false when the client cannot
+// (a test's fake without the lane's calls).
+func (e *Engine) spireCluster() (spire.Cluster, bool) {
+	if e.o.SpireKube != nil {
+		return e.o.SpireKube, true
+	}
+	kc, ok := e.o.Kube.(spire.Cluster)
+	return kc, ok
+}
+
+// spireLeftovers are the deployment's token-review rights (ClusterRole and binding
+// slipway:spire-server:<deployment>, labelled with it) when its file has no `spire:` any
+// more: its account goes with the lane, and whoever made an account of that name in the
+// namespace would hold the rights. The spire node and the server are not in the file any
+// more: their parts stay, and docs/group-file.md says how to remove them.
+func (e *Engine) spireLeftovers(ctx context.Context, t Target) ([]plan.SpireChange, error) {
+	if t.Group.Spire != nil {
+		return nil, nil
+	}
+	kc, ok := e.spireCluster()
+	if !ok {
+		return nil, nil
+	}
+	st, err := kc.SpireRBAC(ctx, t.Namespace, t.Group.Name)
+	if err != nil {
+		return nil, fmt.Errorf("group %s: spire: %w", t.Group.Name, err)
+	}
+	var out []plan.SpireChange
+	name := kube.SpireRBACName(t.Group.Name)
+	for _, x := range []struct {
+		what  plan.SpireWhat
+		state string
+	}{{plan.SpireClusterRole, st.Role}, {plan.SpireRoleBinding, st.Binding}} {
+		if x.state != "missing" && x.state != kube.RBACForeign {
+			out = append(out, plan.SpireChange{What: x.what, Name: name, Action: plan.Delete,
+				Reason: "the file has no spire: any more"})
+		}
+	}
+	return out, nil
+}
+
+// retireSpireLeftovers deletes what spireLeftovers finds now (never what a plan file says).
+func (e *Engine) retireSpireLeftovers(ctx context.Context, t Target) error {
+	cs, err := e.spireLeftovers(ctx, t)
+	if err != nil || len(cs) == 0 {
+		return err
+	}
+	kc, _ := e.spireCluster()
+	if err := kc.DeleteSpireRBAC(ctx, t.Group.Name); err != nil {
+		return fmt.Errorf("group %s: spire: %w", t.Group.Name, err)
 	}
 	return nil
 }
