@@ -24,7 +24,7 @@ const module = "slipway.dev/slipway/internal/"
 // so a new one is placed on purpose.
 var allowed = map[string][]string{
 	"event":      {},
-	"spec":       {"realpath"},
+	"spec":       {"realpath", "secretsconf"},         // secretsconf: the sidecar's file-name limit, checked at load
 	"render":     {"parallel", "secretsconf", "spec"}, // parallel: a pure leaf, the one parallelism helper
 	"plan":       {"spec"},
 	"status":     {"event", "quote"},

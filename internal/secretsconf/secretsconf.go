@@ -22,15 +22,33 @@ const (
 	TokenFile = TokenDir + "/token"
 )
 
+// File names. The sidecar writes a file through a hidden temporary file in the same directory
+// (os.CreateTemp with TempPattern, whose "*" becomes up to 10 digits), then renames it, so
+// the longest name it creates is 16 bytes longer than the file's. Every name must fit in
+// NAME_MAX (255 bytes on Linux file systems, tmpfs among them), so a file's name may have at
+// most MaxFileName bytes: spec refuses a longer one at load.
+const (
+	nameMax     = 255
+	tempDigits  = 10 // the decimal digits of a uint32, what os.CreateTemp puts for "*"
+	MaxFileName = nameMax - len(".") - len(tempSuffix) - tempDigits
+	tempSuffix  = ".tmp-"
+)
+
+// TempPattern is the os.CreateTemp pattern of file name's temporary file.
+func TempPattern(name string) string { return "." + name + tempSuffix + "*" }
+
 // Config is what the sidecar does.
 type Config struct {
 	Address    string `json:"address"`
 	CAPEM      string `json:"caPEM,omitempty"`      // the CA of the server, "" for the system's
 	CAFetchURL string `json:"caFetchURL,omitempty"` // fetched at start and every 15 minutes
-	AuthMount  string `json:"authMount"`
-	Role       string `json:"role"`
-	TokenFile  string `json:"tokenFile"`
-	Dir        string `json:"dir"` // where the files go: the memory volume
+	// CASHA256 pins the CA of CAFetchURL: the lowercase hex SHA-256 of the fetched bytes; a CA
+	// with another digest is refused. "" trusts whatever the URL serves.
+	CASHA256  string `json:"caSHA256,omitempty"`
+	AuthMount string `json:"authMount"`
+	Role      string `json:"role"`
+	TokenFile string `json:"tokenFile"`
+	Dir       string `json:"dir"` // where the files go: the memory volume
 	// PollSeconds is how often the secrets are read again.
 	PollSeconds int `json:"pollSeconds"`
 	// Service is the command (argv[0]) of the service's process, which a changed `restart`

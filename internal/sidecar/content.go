@@ -21,7 +21,7 @@ func content(f secretsconf.File, data map[string]any) ([]byte, error) {
 		}
 		var b bytes.Buffer
 		if err := t.Execute(&b, data); err != nil {
-			return nil, fmt.Errorf("file %s: template: %w", f.Name, err)
+			return nil, templateError(f.Name, err)
 		}
 		return b.Bytes(), nil
 	}

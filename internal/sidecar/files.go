@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"slipway.dev/slipway/internal/secretsconf"
 )
 
 // fileMode is the mode of every file the sidecar writes: readable by the service whatever its
@@ -39,7 +41,7 @@ func exists(dir, name string) bool {
 // writeAtomic replaces dir/name with b: a reader sees the old bytes or the new ones, never a
 // part. The temporary file is hidden (a dot name, which no secret file may have).
 func writeAtomic(dir, name string, b []byte) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	tmp, err := os.CreateTemp(dir, secretsconf.TempPattern(name))
 	if err != nil {
 		return fmt.Errorf("file %s: %w", name, err)
 	}

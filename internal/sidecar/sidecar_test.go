@@ -115,7 +115,7 @@ func TestContentErrors(t *testing.T) {
 		{"missing key", secretsconf.File{Name: "f", Mount: "secret", Path: "p", Key: "nope"}, "file f: secret secret/p has no key nope"},
 		{"missing variable", secretsconf.File{Name: "f", Mount: "secret", Path: "p", Key: "env", Variable: "B"}, "file f: key env of secret/p has no variable B"},
 		{"bad base64", secretsconf.File{Name: "f", Mount: "secret", Path: "p", Key: "k", Encoding: "base64"}, "file f: key k of secret/p is not base64: illegal base64 data at input byte 9"},
-		{"template key missing", secretsconf.File{Name: "f", Mount: "secret", Path: "p", Template: "{{ .nope }}"}, `file f: template: template: f:1:3: executing "f" at <.nope>: map has no entry for key "nope"`},
+		{"template key missing", secretsconf.File{Name: "f", Mount: "secret", Path: "p", Template: "{{ .nope }}"}, `file f: template line 1 col 3 at <.nope>: map has no entry for key "nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package spec
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"net/url"
 	"os"
 	"slices"
@@ -11,20 +12,21 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"slipway.dev/slipway/internal/secretsconf"
 )
 
 // Defaults of the secrets server (FR-004e).
 const (
-	DefaultSecretsAuthMount   = "kubernetes"
-	DefaultSecretsAudience    = "openbao"
-	DefaultSecretsMount       = "secret"
-	DefaultSecretsPoll        = 10 * time.Second
-	EncodingBase64            = "base64"
-	CompanionCommand          = "/bin/companion"
-	SecretsDir                = "/run/secrets"
-	secretsRolePlaceholder    = "node-<node>"
-	minSecretsPoll            = time.Second
-	maxSidecarSecretFileBytes = 255
+	DefaultSecretsAuthMount = "kubernetes"
+	DefaultSecretsAudience  = "openbao"
+	DefaultSecretsMount     = "secret"
+	DefaultSecretsPoll      = 10 * time.Second
+	EncodingBase64          = "base64"
+	CompanionCommand        = "/bin/companion"
+	SecretsDir              = "/run/secrets"
+	secretsRolePlaceholder  = "node-<node>"
+	minSecretsPoll          = time.Second
 )
 
 // SecretsServer is the OpenBao (or Vault) server a node's secrets sidecars read from
@@ -176,7 +178,7 @@ func (d *decoder) sidecarSecrets(n *yaml.Node, path string) []SidecarSecret {
 	for _, e := range d.entries(n, path) {
 		p := join(path, e.key)
 		if msg := badSecretFile(e.key); msg != "" {
-			d.errAt(e.keyNode, p, "file name %q %s", e.key, msg)
+			d.errAt(e.keyNode, p, "file name %q %s", shortName(e.key), msg)
 		}
 		m, ok := d.mapping(e.val, p, sidecarSecretFields)
 		if !ok {
@@ -251,10 +253,19 @@ func badSecretFile(name string) string {
 		return "has a '/': files lie directly under " + SecretsDir
 	case strings.HasPrefix(name, "."):
 		return "starts with '.': the sidecar keeps its own files so"
-	case len(name) > maxSidecarSecretFileBytes:
-		return "is too long"
+	case len(name) > secretsconf.MaxFileName:
+		return fmt.Sprintf("is %d bytes long, more than %d: the sidecar writes it through a temporary file %s, and a file name has at most 255 bytes", len(name), secretsconf.MaxFileName, secretsconf.TempPattern("<name>"))
 	}
 	return ""
+}
+
+// shortName is name cut to 40 bytes for a message: a too-long name shown whole would hide the
+// message.
+func shortName(name string) string {
+	if len(name) <= 40 {
+		return name
+	}
+	return name[:40] + "…"
 }
 
 // validateSidecar checks a role's sidecar fields against its service and its node's server.

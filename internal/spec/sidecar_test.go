@@ -1,6 +1,7 @@
 package spec_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func TestParseSidecarSecrets(t *testing.T) {
 		"          tls.key: {mount: kv, path: web/tls, key: key_b64, encoding: base64}",
 		"          db-url: {path: web/db, key: env, variable: DB_URL}",
 		`          app.conf: {path: web/db, template: "password={{ .password }}\n"}`,
+		"          "+strings.Repeat("l", 239)+": {path: web/db, key: password}",
 		"        companion: true",
 	)), root)
 	if err != nil {
@@ -44,6 +46,8 @@ func TestParseSidecarSecrets(t *testing.T) {
 	want := []spec.SidecarSecret{
 		{File: "app.conf", Mount: "secret", Path: "web/db", Template: "password={{ .password }}\n", Line: 14},
 		{File: "db-url", Mount: "secret", Path: "web/db", Key: "env", Variable: "DB_URL", Line: 13},
+		// The longest name whose temporary file fits in NAME_MAX.
+		{File: strings.Repeat("l", 239), Mount: "secret", Path: "web/db", Key: "password", Line: 15},
 		{File: "pw", Mount: "secret", Path: "web/db", Key: "password", Restart: true, Line: 11},
 		{File: "tls.key", Mount: "kv", Path: "web/tls", Key: "key_b64", Encoding: "base64", Line: 12},
 	}
@@ -93,6 +97,8 @@ func TestParseInvalidSidecar(t *testing.T) {
 			[]string{`slipway.yaml:11: nodes.web.roles.sso.sidecarSecrets.a/b: file name "a/b" has a '/': files lie directly under /run/secrets`}},
 		{"hidden file", sso(`          .pw: {path: web/db, key: a}`),
 			[]string{`slipway.yaml:11: nodes.web.roles.sso.sidecarSecrets..pw: file name ".pw" starts with '.': the sidecar keeps its own files so`}},
+		{"file name too long for its temporary file", sso("          " + strings.Repeat("a", 240) + `: {path: web/db, key: a}`),
+			[]string{`slipway.yaml:11: nodes.web.roles.sso.sidecarSecrets.` + strings.Repeat("a", 240) + `: file name "` + strings.Repeat("a", 40) + `…" is 240 bytes long, more than 239: the sidecar writes it through a temporary file .<name>.tmp-*, and a file name has at most 255 bytes`}},
 		{"path missing", sso(`          pw: {key: a}`),
 			[]string{`slipway.yaml:11: nodes.web.roles.sso.sidecarSecrets.pw.path: is required`}},
 		{"path absolute", sso(`          pw: {path: /web/db, key: a}`),
