@@ -52,8 +52,9 @@ var allowed = map[string][]string{
 	"sidecar":     {"openbao", "secretsconf"},
 	// What slipway itself asks a secrets server (plan's check), and the client parts the
 	// sidecar shares: OpenBao's client library, no slipway package.
-	"openbao":    {},
-	"secretsbin": {},
+	"openbao":        {},
+	"secretsbin":     {},
+	"secretsbin/gen": {"secretsbin"}, // go generate's builder of the embedded programs
 	// The SPIRE lane (FR-015 to FR-017): its server and spire node, the cluster through kube.
 	"engine/spire": {"kube", "plan", "spec"},
 }

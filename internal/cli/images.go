@@ -71,8 +71,10 @@ func (g *Globals) treeIndexPath() string {
 
 // imageJobs lists the images of a group: each node's, then each service role's as
 // `<node>-<role>`. registry may be empty (images build without --registry): the repositories
-// are then `<namespace>/<name>`.
-func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
+// are then `<namespace>/<name>`. A role with sidecar secrets needs the sidecar's programs:
+// a slipway without them built in builds them the first time (secretsbin), saying so on
+// progress.
+func imageJobs(ctx context.Context, grp *spec.Group, registry, namespace string, progress io.Writer) []image.Job {
 	repo := func(name string) string {
 		if registry == "" {
 			return namespace + "/" + name
@@ -93,7 +95,7 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 			}
 			if len(r.SidecarSecrets) > 0 {
 				name := spec.SecretsImageName(n.Name, r.Name)
-				jobs = append(jobs, image.Job{Name: name, Repository: repo(name), Source: secretsSource()})
+				jobs = append(jobs, image.Job{Name: name, Repository: repo(name), Source: secretsSource(ctx, progress)})
 			}
 		}
 	}
@@ -101,9 +103,9 @@ func imageJobs(grp *spec.Group, registry, namespace string) []image.Job {
 }
 
 // secretsSource is the secrets sidecar's image (FR-004e): slipway's own program for every
-// platform, embedded in this binary.
-func secretsSource() image.Source {
-	progs, err := secretsbin.Programs()
+// platform, embedded in this binary or built from its source.
+func secretsSource(ctx context.Context, progress io.Writer) image.Source {
+	progs, err := secretsbin.Programs(ctx, progress)
 	return image.Source{Binaries: &image.Binaries{Path: secretsconf.Binary, ByPlatform: progs, Missing: err,
 		Command: []string{secretsconf.Binary, "run"}}}
 }
@@ -162,7 +164,7 @@ func imagesBuild(ctx context.Context, g *Globals, out string, stdout, stderr io.
 	opts := g.imageOptions()
 	b := image.NewBuilder(opts)
 	var imgs []image.LayoutImage
-	for _, job := range imageJobs(grp, opts.Registry, ns) {
+	for _, job := range imageJobs(ctx, grp, opts.Registry, ns, stderr) {
 		img, ref, warnings, err := image.BuildTagged(ctx, b, job)
 		for _, w := range warnings {
 			fmt.Fprintf(stderr, "warning: image %s: %s\n", job.Name, w)
@@ -191,7 +193,7 @@ func imagesPush(ctx context.Context, g *Globals, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	results, err := image.PushAll(ctx, image.NewBuilder(r.opts), r.pub, r.jobs(), g.Parallelism,
+	results, err := image.PushAll(ctx, image.NewBuilder(r.opts), r.pub, r.jobs(ctx, stderr), g.Parallelism,
 		ui.ImageEvents(stderr, g.Output == "json"))
 	if err != nil {
 		return err
@@ -231,4 +233,6 @@ func openRegistryGroup(ctx context.Context, g *Globals) (*registryGroup, error) 
 	return r, nil
 }
 
-func (r *registryGroup) jobs() []image.Job { return imageJobs(r.grp, r.opts.Registry, r.ns) }
+func (r *registryGroup) jobs(ctx context.Context, progress io.Writer) []image.Job {
+	return imageJobs(ctx, r.grp, r.opts.Registry, r.ns, progress)
+}

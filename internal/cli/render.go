@@ -70,7 +70,7 @@ func runRender(ctx context.Context, g *Globals, o renderOptions, stdout, stderr 
 	// The images resolve as a plan's do (engine.Images), so apply pins what render printed.
 	e := engine.New(engine.Options{Builder: image.NewBuilder(r.opts), Publisher: r.pub, Registry: r.opts.Registry,
 		Parallelism: g.Parallelism, Emit: printer.Event})
-	images, err := e.Images(ctx, engine.Target{Group: grp, Namespace: ns, Jobs: r.jobs()}, o.push)
+	images, err := e.Images(ctx, engine.Target{Group: grp, Namespace: ns, Jobs: r.jobs(ctx, stderr)}, o.push)
 	if err != nil {
 		return err
 	}

@@ -127,7 +127,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 	s.engine = engine.New(o)
 	s.target = engine.Target{Group: grp, Namespace: ns, Store: s.backend, KeepClaims: g.KeepClaims, NamespaceFrom: g.namespaceSource(grp), MoveNamespace: g.MoveNamespace}
 	if withImages {
-		s.target.Jobs = imageJobs(grp, registry, ns)
+		s.target.Jobs = imageJobs(ctx, grp, registry, ns, stderr)
 	}
 	return s, nil
 }
