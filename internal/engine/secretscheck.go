@@ -39,7 +39,7 @@ func newSecretsServer(ctx context.Context, s *spec.SecretsServer) (secretsServer
 	}
 	ca := s.CAPEM
 	if s.CAFetchURL != "" {
-		b, err := openbao.FetchCA(ctx, s.CAFetchURL)
+		b, err := openbao.FetchCA(ctx, s.CAFetchURL, s.CASHA256)
 		if err != nil {
 			return nil, err
 		}
@@ -92,39 +92,74 @@ func (e *Engine) checkSecretsServer(ctx context.Context, g *spec.Group, ns strin
 		nodes[i] = u.node
 	}
 	who := fmt.Sprintf("secrets server %s (node %s, %s:%d)", first.Address, strings.Join(nodes, ", "), g.File, first.Line)
+	var notes []string
+	if note := unpinnedCANote(ctx, who, first); note != "" {
+		notes = append(notes, note)
+	}
 	srv, err := newSrv(ctx, first)
-	if err != nil {
-		return []string{fmt.Sprintf("%s: plan cannot check it: %v", who, err)}, nil
+	var pinErr *openbao.CAPinError
+	switch {
+	case errors.As(err, &pinErr):
+		// The sidecars would refuse this CA too: their rollout could only fail.
+		return notes, []error{fmt.Errorf("%s: %w", who, err)}
+	case err != nil:
+		return append(notes, fmt.Sprintf("%s: plan cannot check it: %v", who, err)), nil
 	}
 	if err := srv.Health(ctx); err != nil {
-		return []string{fmt.Sprintf("%s: does not answer from here (%v): plan cannot check its roles; the sidecars reach it from their pods", who, err)}, nil
+		return append(notes, fmt.Sprintf("%s: does not answer from here (%v): plan cannot check its roles; the sidecars reach it from their pods", who, err)), nil
 	}
-	var notes []string
 	var errs []error
+	var roleNotes []string
 	var mu sync.Mutex
 	parallel.ForEach(e.o.Parallelism, uses, func(u roleUse) {
 		note, err := checkSecretsRole(ctx, srv, g, ns, u)
 		mu.Lock()
 		defer mu.Unlock()
 		if note != "" {
-			notes = append(notes, note)
+			roleNotes = append(roleNotes, note)
 		}
 		if err != nil {
 			errs = append(errs, err)
 		}
 	})
-	if len(notes) > 1 && allNoToken(notes) {
+	switch {
+	case len(roleNotes) > 1 && allMarked(roleNotes, noTokenMark):
 		// One line for the server, not one per node.
-		notes = []string{fmt.Sprintf("%s: answers; set %s or %s to a token that may read auth/<authMount>/role/<role> for plan to check its roles", who, openbao.EnvToken, openbao.EnvTokenFile)}
+		roleNotes = []string{fmt.Sprintf("%s: answers; set %s or %s to a token that may read auth/<authMount>/role/<role> for plan to check its roles", who, openbao.EnvToken, openbao.EnvTokenFile)}
+	case len(roleNotes) > 1 && allMarked(roleNotes, withheldMark):
+		roleNotes = []string{fmt.Sprintf("%s: answers; %s: its roles are not checked (give an https:// address)", who, tokenWithheld())}
 	}
+	notes = append(notes, roleNotes...)
 	slices.Sort(notes)
 	return notes, errs
 }
 
-const noTokenMark = "for plan to check it"
+const (
+	noTokenMark  = "for plan to check it"
+	withheldMark = "over plain http:// except to a loopback address"
+)
 
-func allNoToken(notes []string) bool {
-	return !slices.ContainsFunc(notes, func(n string) bool { return !strings.Contains(n, noTokenMark) })
+func allMarked(notes []string, mark string) bool {
+	return !slices.ContainsFunc(notes, func(n string) bool { return !strings.Contains(n, mark) })
+}
+
+// tokenWithheld says that plan kept the token of the environment to itself.
+func tokenWithheld() string {
+	return fmt.Sprintf("plan does not send the token of %s %s", tokenVar(), withheldMark)
+}
+
+// unpinnedCANote is plan's note on a CA fetched over plain http:// without a caSha256: whoever
+// is on the path decides what plan and every sidecar trust. It gives the digest of the CA plan
+// fetched, for the operator to check and pin.
+func unpinnedCANote(ctx context.Context, who string, s *spec.SecretsServer) string {
+	if s.CAFetchURL == "" || s.CASHA256 != "" || !openbao.PlainHTTP(s.CAFetchURL) {
+		return ""
+	}
+	got := "fetch it to learn its digest"
+	if b, err := openbao.FetchCA(ctx, s.CAFetchURL, ""); err == nil {
+		got = "the CA fetched now has caSha256 " + openbao.CADigest(b) + ": check it, then pin it"
+	}
+	return fmt.Sprintf("%s: its CA comes over plain http:// from %s with no caSha256 pin: anyone on the path can give plan and the sidecars another CA (%s)", who, s.CAFetchURL, got)
 }
 
 // checkSecretsRole checks the role node u logs in as: a note when plan cannot, an error when
@@ -135,6 +170,8 @@ func checkSecretsRole(ctx context.Context, srv secretsServer, g *spec.Group, ns 
 	path := "auth/" + s.AuthMount + "/role/" + s.Role
 	role, err := srv.KubernetesRole(ctx, s.AuthMount, s.Role)
 	switch {
+	case errors.Is(err, openbao.ErrTokenWithheld):
+		return fmt.Sprintf("%s: server %s answers; %s: %s is not checked (give an https:// address)", who, s.Address, tokenWithheld(), path), nil
 	case errors.Is(err, openbao.ErrNoToken):
 		return fmt.Sprintf("%s: server %s answers; set %s or %s to a token that may read %s %s", who, s.Address, openbao.EnvToken, openbao.EnvTokenFile, path, noTokenMark), nil
 	case errors.Is(err, openbao.ErrForbidden):

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,13 +22,18 @@ type fakeSecretsServer struct {
 	health error
 	roles  map[string]*openbao.Role
 	token  bool // false: KubernetesRole says there is no token
-	asked  []string
+	// withheld: a token was given but not sent (a plain http:// address that is not loopback)
+	withheld bool
+	asked    []string
 }
 
 func (f *fakeSecretsServer) Health(context.Context) error { return f.health }
 
 func (f *fakeSecretsServer) KubernetesRole(_ context.Context, mount, role string) (*openbao.Role, error) {
 	f.asked = append(f.asked, mount+"/"+role)
+	if f.withheld {
+		return nil, openbao.ErrTokenWithheld
+	}
 	if !f.token {
 		return nil, openbao.ErrNoToken
 	}
@@ -101,6 +108,17 @@ func TestCheckSecretsServers(t *testing.T) {
 			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
 		},
 		{
+			name:      "token withheld from plain http: one note for the server",
+			srv:       &fakeSecretsServer{withheld: true},
+			wantNotes: []string{"secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): answers; plan does not send the token of SLIPWAY_OPENBAO_TOKEN_FILE over plain http:// except to a loopback address: its roles are not checked (give an https:// address)"},
+			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+		},
+		{
+			name:    "CA not the pinned one",
+			newErr:  &openbao.CAPinError{URL: "http://pki.test/ca", Got: strings.Repeat("1", 64), Want: strings.Repeat("2", 64)},
+			wantErr: "secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): CA http://pki.test/ca: its SHA-256 is " + strings.Repeat("1", 64) + ", not the pinned caSha256 " + strings.Repeat("2", 64) + ": refused (a new CA needs a new pin; else someone on the path replaced it)",
+		},
+		{
 			name:      "server does not answer",
 			srv:       &fakeSecretsServer{health: errors.New("server https://bao.test:8200: sealed")},
 			wantNotes: []string{"secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): does not answer from here (server https://bao.test:8200: sealed): plan cannot check its roles; the sidecars reach it from their pods"},
@@ -162,6 +180,39 @@ func TestCheckSecretsServers(t *testing.T) {
 				if strings.Join(asked, ",") != strings.Join(tc.wantAsked, ",") {
 					t.Errorf("roles asked %v, want %v", asked, tc.wantAsked)
 				}
+			}
+		})
+	}
+}
+
+// TestUnpinnedCANote: a CA fetched over plain http:// without caSha256 is a note with the digest
+// of what plan fetched; with the pin there is none.
+func TestUnpinnedCANote(t *testing.T) {
+	ca := []byte("-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n")
+	pki := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(ca) }))
+	t.Cleanup(pki.Close)
+	dir, _ := filepath.Abs("testdata/config")
+	for _, tc := range []struct{ name, pin, want string }{
+		{"no pin", "", "secrets server https://bao.test:8200 (node web, slipway.yaml:4): its CA comes over plain http:// from " + pki.URL +
+			" with no caSha256 pin: anyone on the path can give plan and the sidecars another CA (the CA fetched now has caSha256 " + openbao.CADigest(ca) + ": check it, then pin it)"},
+		{"pinned", ", caSha256: " + openbao.CADigest(ca), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := strings.Replace(sidecarCheckGroup, `openbao: {address: "https://bao.test:8200"}`,
+				`openbao: {address: "https://bao.test:8200", caFetchUrl: "`+pki.URL+`"`+tc.pin+`}`, 1)
+			file = file[:strings.Index(file, "  api:")]
+			g, err := spec.Parse("slipway.yaml", []byte(file), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web")}}
+			e := New(Options{Parallelism: 1, SecretsServer: func(context.Context, *spec.SecretsServer) (secretsServer, error) { return srv, nil }})
+			notes, err := e.checkSecretsServers(context.Background(), g, "demo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(notes, "\n"); got != tc.want {
+				t.Errorf("notes:\n got %s\nwant %s", got, tc.want)
 			}
 		})
 	}

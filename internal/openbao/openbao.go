@@ -6,10 +6,14 @@ package openbao
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -30,10 +34,16 @@ var ErrNoToken = errors.New("no token: neither " + EnvToken + " nor " + EnvToken
 // ErrForbidden says that the token may not read the role (or that there is none).
 var ErrForbidden = errors.New("permission denied")
 
+// ErrTokenWithheld says that plan was given a token but did not send it: the server's address
+// is plain http:// and not a loopback one, where anyone on the path would read it.
+var ErrTokenWithheld = errors.New("the token is not sent over plain http:// except to a loopback address (127.0.0.0/8, ::1, localhost)")
+
 // Client talks to one server.
 type Client struct {
 	c       *bao.Client
 	address string
+	// withheld: a token was given and not set (ErrTokenWithheld).
+	withheld bool
 }
 
 // Role is what plan checks of a kubernetes auth role: whom it binds and for which audience.
@@ -48,13 +58,18 @@ type Role struct {
 }
 
 // New is a client of the server at address, trusting caPEM ("" for the system's roots),
-// sending token ("" for none: Health works without one). Each request gives up after timeout
-// and is not retried: plan asks, it does not wait.
+// sending token ("" for none: Health works without one) over https:// or to a loopback
+// http:// address only (else KubernetesRole says ErrTokenWithheld). Each request gives up
+// after timeout and is not retried: plan asks, it does not wait.
 func New(address, caPEM, token string, timeout time.Duration) (*Client, error) {
 	cfg := bao.DefaultConfig()
 	cfg.Address = address
 	cfg.Timeout = timeout
 	cfg.MaxRetries = 0
+	plain := PlainHTTP(address)
+	// The library follows one redirect with the token, and refuses only https → http: from a
+	// loopback http:// address a redirect could lead anywhere in clear.
+	cfg.DisableRedirects = plain
 	// ConfigureTLS sets verification back on, whatever BAO_SKIP_VERIFY said.
 	if err := cfg.ConfigureTLS(&bao.TLSConfig{CACertBytes: []byte(caPEM)}); err != nil {
 		return nil, fmt.Errorf("server %s: CA: %w", address, err)
@@ -66,10 +81,32 @@ func New(address, caPEM, token string, timeout time.Duration) (*Client, error) {
 	// The library takes BAO_TOKEN/VAULT_TOKEN from the environment; slipway sends only the
 	// token it was given.
 	c.ClearToken()
-	if token != "" {
+	withheld := token != "" && plain && !Loopback(address)
+	if token != "" && !withheld {
 		c.SetToken(token)
 	}
-	return &Client{c: c, address: address}, nil
+	return &Client{c: c, address: address, withheld: withheld}, nil
+}
+
+// PlainHTTP reports whether address is an http:// URL (no TLS).
+func PlainHTTP(address string) bool {
+	u, err := url.Parse(address)
+	return err == nil && u.Scheme == "http"
+}
+
+// Loopback reports whether address's host is a loopback one: an IP of 127.0.0.0/8 or ::1, or
+// localhost (which RFC 6761 keeps on the machine).
+func Loopback(address string) bool {
+	u, err := url.Parse(address)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Health is nil when the server answers, is initialized and unsealed.
@@ -90,6 +127,9 @@ func (c *Client) Health(ctx context.Context) error {
 // when the server has no such role. ErrNoToken without a token, ErrForbidden when the token
 // may not read it.
 func (c *Client) KubernetesRole(ctx context.Context, mount, role string) (*Role, error) {
+	if c.withheld {
+		return nil, ErrTokenWithheld
+	}
 	if c.c.Token() == "" {
 		return nil, ErrNoToken
 	}
@@ -176,8 +216,35 @@ func TokenFromEnv() (string, error) {
 	return v, nil
 }
 
-// FetchCA gets a server's CA (PEM) from url with the system's roots: a caFetchUrl.
-func FetchCA(ctx context.Context, url string) ([]byte, error) {
+// CAPinError says that the CA fetched from a caFetchUrl is not the one its caSha256 pins.
+type CAPinError struct {
+	URL, Got, Want string
+}
+
+func (e *CAPinError) Error() string {
+	return fmt.Sprintf("CA %s: its SHA-256 is %s, not the pinned caSha256 %s: refused (a new CA needs a new pin; else someone on the path replaced it)", e.URL, e.Got, e.Want)
+}
+
+// CADigest is the lowercase hex SHA-256 of a CA's bytes, as caSha256 pins it.
+func CADigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// FetchCA gets a server's CA (PEM) from url with the system's roots: a caFetchUrl. With pin
+// (caSha256, lowercase hex) a CA of another digest is a *CAPinError.
+func FetchCA(ctx context.Context, url, pin string) ([]byte, error) {
+	b, err := fetchCA(ctx, url)
+	if err != nil || pin == "" {
+		return b, err
+	}
+	if got := CADigest(b); got != pin {
+		return nil, &CAPinError{URL: url, Got: got, Want: pin}
+	}
+	return b, nil
+}
+
+func fetchCA(ctx context.Context, url string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -162,7 +162,7 @@ func (r *renderer) secretsSidecar(n *spec.Node, role *spec.Role) corev1.Containe
 func sidecarConfig(n *spec.Node, role *spec.Role) *secretsconf.Config {
 	s := n.SecretsFrom
 	cfg := &secretsconf.Config{
-		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, AuthMount: s.AuthMount, Role: s.Role,
+		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, CASHA256: s.CASHA256, AuthMount: s.AuthMount, Role: s.Role,
 		TokenFile: secretsconf.TokenFile, Dir: spec.SecretsDir, PollSeconds: int(s.Poll.Seconds()),
 	}
 	if c := role.Service.Image.Command; len(c) > 0 {

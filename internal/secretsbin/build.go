@@ -202,6 +202,16 @@ func (b *builder) programs(ctx context.Context, progress io.Writer) (map[string]
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("secrets sidecar: cache: %w", err)
 	}
+	// One build per key at a time: the slipways of a test suite, started together, would
+	// otherwise each compile the same packages on a cold cache.
+	unlock, err := lock(ctx, dir+".lock")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if out, err := readPrograms(dir); err == nil {
+		return out, nil // built by another slipway while this one waited
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-")
 	if err != nil {
 		return nil, fmt.Errorf("secrets sidecar: cache: %w", err)
@@ -257,4 +267,26 @@ func Generate(ctx context.Context, src, dir string) error {
 		return err
 	}
 	return b.build(ctx, dir)
+}
+
+// lock holds an exclusive flock on path until the returned function is called; the kernel
+// drops it when the process dies, so a killed build never blocks the next.
+func lock(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("secrets sidecar: cache lock: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("secrets sidecar: cache lock %s: %w", path, err)
+		}
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		f.Close() // the pending flock fails on the closed file and its goroutine ends
+		return nil, ctx.Err()
+	}
 }

@@ -3,6 +3,10 @@ package sidecar
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"slipway.dev/slipway/internal/openbao"
 	"slipway.dev/slipway/internal/secretsconf"
 )
 
@@ -203,5 +208,36 @@ func TestLongestNameWrites(t *testing.T) {
 	}
 	if err := writeAtomic(dir, name+strings.Repeat("n", 10), []byte("x")); err == nil {
 		t.Errorf("a name of %d bytes was written: NAME_MAX is not 255 here, the limit proves nothing", len(name)+10)
+	}
+}
+
+// TestCAPinRefused: a sidecar whose fetched CA is not the one caSha256 pins does not start
+// (no login, no file), saying both digests; the pinned one lets it start.
+func TestCAPinRefused(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(tlsSrv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+	pki := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(ca) }))
+	t.Cleanup(pki.Close)
+	for _, tc := range []struct {
+		name, pin string
+		refused   bool
+	}{
+		{"another CA", strings.Repeat("0", 64), true},
+		{"the pinned CA", openbao.CADigest(ca), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log syncBuffer
+			s, f := sentinelSidecar(t, secretsconf.File{Name: "pw", Key: "password"}, &log)
+			s.Cfg.CAFetchURL, s.Cfg.CASHA256 = pki.URL, tc.pin
+			_, err := newServer(context.Background(), s.Cfg)
+			var pe *openbao.CAPinError
+			if tc.refused != errors.As(err, &pe) || (!tc.refused && err != nil) {
+				t.Fatalf("connect: %v (refused wanted: %v)", err, tc.refused)
+			}
+			if tc.refused && f.logins != 0 {
+				t.Errorf("%d logins with a refused CA", f.logins)
+			}
+		})
 	}
 }

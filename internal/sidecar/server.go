@@ -41,7 +41,7 @@ func (s *server) connect(ctx context.Context) error {
 	bc.MaxRetries = 2
 	ca := s.cfg.CAPEM
 	if s.cfg.CAFetchURL != "" {
-		b, err := openbao.FetchCA(ctx, s.cfg.CAFetchURL)
+		b, err := openbao.FetchCA(ctx, s.cfg.CAFetchURL, s.cfg.CASHA256)
 		if err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ var (
 	// The server a node's secrets sidecars read from (FR-004e).
 	secretsFromFields = fields(sub("openbao", openbaoFields))
 	openbaoFields     = fields(
-		leaf("address"), leaf("caFile"), leaf("caFetchUrl"), leaf("authMount"), leaf("role"),
+		leaf("address"), leaf("caFile"), leaf("caFetchUrl"), leaf("caSha256"), leaf("authMount"), leaf("role"),
 		leaf("audience"), leaf("pollInterval"),
 	)
 	imageFields    = fields(leaf("rootfs"), leaf("archive"), leaf("base"), list("add", addFields), leaf("command"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -37,11 +38,14 @@ type SecretsServer struct {
 	CAFile     string // absolute; "" with CAFetchURL or the system's roots
 	CAPEM      string // the content of CAFile, read at load (a CA is public)
 	CAFetchURL string // the sidecar fetches the CA from here instead
-	AuthMount  string // the mount of the kubernetes auth method
-	Role       string // the server's role the sidecar logs in as; default node-<node>
-	Audience   string // the audience of the projected token
-	Poll       time.Duration
-	Line       int // where the section is written, for plan's findings
+	// CASHA256 pins the CA of CAFetchURL (`caSha256`): the lowercase hex SHA-256 of the bytes
+	// the URL serves. plan and the sidecar refuse a CA with another digest; "" pins nothing.
+	CASHA256  string
+	AuthMount string // the mount of the kubernetes auth method
+	Role      string // the server's role the sidecar logs in as; default node-<node>
+	Audience  string // the audience of the projected token
+	Poll      time.Duration
+	Line      int // where the section is written, for plan's findings
 }
 
 // SidecarSecret is one file the sidecar writes under /run/secrets (`sidecarSecrets.<file>`):
@@ -110,6 +114,11 @@ func (d *decoder) secretsFrom(n *yaml.Node, path, nodeName string) *SecretsServe
 			}
 		}
 	}
+	if c := om["caSha256"]; c != nil {
+		if str, ok := d.str(c, p+".caSha256"); ok {
+			s.CASHA256 = d.caPin(c, p+".caSha256", str, om["caFetchUrl"] != nil)
+		}
+	}
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -135,6 +144,23 @@ func (d *decoder) secretsFrom(n *yaml.Node, path, nodeName string) *SecretsServe
 	}
 	return s
 }
+
+// caPin checks a caSha256: 64 hex digits, with or without a "sha256:" prefix, and a
+// caFetchUrl to pin (a caFile is the group's own copy: nothing to pin). It returns the digest
+// in lowercase hex.
+func (d *decoder) caPin(n *yaml.Node, path, s string, fetched bool) string {
+	hexDigits := strings.ToLower(strings.TrimPrefix(s, "sha256:"))
+	if !caPinRe.MatchString(hexDigits) {
+		d.errAt(deref(n), path, "%q is not a SHA-256 digest (64 hex digits, as `sha256sum` prints)", s)
+		return ""
+	}
+	if !fetched {
+		d.errAt(deref(n), path, "needs caFetchUrl: it pins the CA fetched from there (a caFile is trusted as it is)")
+	}
+	return hexDigits
+}
+
+var caPinRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // httpURL checks that s is an absolute http or https URL.
 func (d *decoder) httpURL(n *yaml.Node, path, s string) {

@@ -74,6 +74,21 @@ func TestParseSecretsServer(t *testing.T) {
 	}
 }
 
+// TestParseCAPin: caSha256 pins the fetched CA, kept in lowercase hex without its prefix.
+func TestParseCAPin(t *testing.T) {
+	pin := strings.Repeat("AB", 32)
+	g, err := spec.Parse("slipway.yaml", []byte(web(
+		"    secretsFrom:",
+		"      openbao: {address: https://bao:8200, caFetchUrl: http://pki/ca, caSha256: sha256:"+pin+"}",
+	)), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Node("web").SecretsFrom.CASHA256; got != strings.ToLower(pin) {
+		t.Errorf("pin %q", got)
+	}
+}
+
 // TestParseInvalidSidecar: each mistake gives one message at its line.
 func TestParseInvalidSidecar(t *testing.T) {
 	tests := []struct {
@@ -129,6 +144,10 @@ func TestParseInvalidSidecar(t *testing.T) {
 			[]string{`slipway.yaml:5: nodes.web.secretsFrom.openbao.caFetchUrl: set one of caFile and caFetchUrl, not both`}},
 		{"CA not a certificate", web("    secretsFrom: {openbao: {address: http://b, caFile: conf/app.conf}}"),
 			[]string{`slipway.yaml:5: nodes.web.secretsFrom.openbao.caFile: conf/app.conf holds no PEM certificate`}},
+		{"CA pin not a digest", web("    secretsFrom: {openbao: {address: https://b, caFetchUrl: http://pki/ca, caSha256: abc}}"),
+			[]string{`slipway.yaml:5: nodes.web.secretsFrom.openbao.caSha256: "abc" is not a SHA-256 digest (64 hex digits, as ` + "`sha256sum`" + ` prints)`}},
+		{"CA pin without a fetched CA", web("    secretsFrom: {openbao: {address: https://b, caFile: ca/openbao.pem, caSha256: " + strings.Repeat("ab", 32) + "}}"),
+			[]string{`slipway.yaml:5: nodes.web.secretsFrom.openbao.caSha256: needs caFetchUrl: it pins the CA fetched from there (a caFile is trusted as it is)`}},
 		{"poll too short", web("    secretsFrom: {openbao: {address: http://b, pollInterval: 100ms}}"),
 			[]string{`slipway.yaml:5: nodes.web.secretsFrom.openbao.pollInterval: 100ms is shorter than 1s`}},
 	}
