@@ -54,6 +54,8 @@ type Group struct {
 	// Kubeconfig is what the binary uses; a counting proxy may replace it.
 	Kubeconfig string
 	extraEnv   []string
+	// outputs is every stdout and stderr of the binary's runs, for scanForValues.
+	outputs []string
 }
 
 // uniqueName returns a DNS label unique to this run: groups of parallel tests never meet.
@@ -130,6 +132,7 @@ func (g *Group) Run(args ...string) Result {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	r := Result{Stdout: out.String(), Stderr: errb.String()}
+	g.outputs = append(g.outputs, r.Stdout, r.Stderr)
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
