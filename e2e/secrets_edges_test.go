@@ -91,13 +91,13 @@ func TestRealSecretsEdges(t *testing.T) {
 	}
 	// A pin the CA does not match fails plan.
 	wrong := strings.Repeat("0", 64)
-	g.realWriteGroup(write(", caSha256: "+wrong, good))
+	g.realWriteGroup(write(`, caSha256: "`+wrong+`"`, good))
 	r = g.Run("plan")
 	if r.Code == 0 || !strings.Contains(r.Stderr, "its SHA-256 is "+pin+", not the pinned caSha256 "+wrong+": refused") {
 		t.Errorf("plan with a wrong pin:\n%s", r)
 	}
 	// The right pin: the role deploys; its sidecar fetched the CA over http and trusted it.
-	g.realWriteGroup(write(", caSha256: sha256:"+strings.ToUpper(pin), good))
+	g.realWriteGroup(write(`, caSha256: "sha256:`+strings.ToUpper(pin)+`"`, good))
 	r = g.MustRun(0, "apply", "--yes")
 	if strings.Contains(r.Stdout+r.Stderr, "no caSha256 pin") {
 		t.Errorf("a pinned CA is still noted:\n%s", r)
@@ -108,7 +108,7 @@ func TestRealSecretsEdges(t *testing.T) {
 	}
 
 	// A template that ranges over the password: the rollout fails saying where and why.
-	g.realWriteGroup(write(", caSha256: "+pin, good+"\n          app.conf: {path: {{GROUP}}/db, template: \"{{ range .password }}x{{ end }}\"}"))
+	g.realWriteGroup(write(`, caSha256: "`+pin+`"`, good+"\n          app.conf: {path: {{GROUP}}/db, template: \"{{ range .password }}x{{ end }}\"}"))
 	r = g.Run("apply", "--yes")
 	want := "file app.conf: template line 1 col 9 at <.password>: range can't iterate over this value"
 	if r.Code == 0 {
