@@ -262,6 +262,14 @@ func readPrograms(dir string) (map[string][]byte, error) {
 // Generate builds the programs from the module in src into dir (bin/), with the key they were
 // built from: what `go generate ./internal/secretsbin` runs before a release's build.
 func Generate(ctx context.Context, src, dir string) error {
+	// dir is the caller's (go generate's: the package directory); the builds run in src.
+	dir, err := filepath.Abs(dir)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return err
+	}
 	b, err := newBuilder(ctx, src)
 	if err != nil {
 		return err

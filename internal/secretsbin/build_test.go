@@ -61,10 +61,12 @@ func TestOnDemandBuild(t *testing.T) {
 	if err != nil || progress.Len() != 0 {
 		t.Errorf("second call: error %v, progress %q; want the cache, silently", err, progress.String())
 	}
-	other := t.TempDir()
-	if err := Generate(ctx, src, other); err != nil {
+	// go generate gives a directory relative to the package's, not to the module's root.
+	t.Chdir(t.TempDir())
+	if err := Generate(ctx, src, "bin"); err != nil {
 		t.Fatal(err)
 	}
+	other, _ := filepath.Abs("bin")
 	for _, p := range Platforms {
 		gen, _ := os.ReadFile(filepath.Join(other, fileOf(p)))
 		if !bytes.Equal(gen, got[p]) || !bytes.Equal(again[p], got[p]) {
