@@ -72,7 +72,7 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
-	if err := e.checkOwner(ctx, t.Group.Name, t.Namespace); err != nil {
+	if err := e.checkOwner(ctx, t.Group, t.Namespace); err != nil {
 		return nil, err
 	}
 	// Read first: a location holding another group's state is refused here, before destroy
