@@ -211,11 +211,21 @@ func stateList(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 		return err
 	}
 	for _, gr := range groups {
-		if _, err := fmt.Fprintln(stdout, gr); err != nil {
+		if _, err := fmt.Fprintln(stdout, listLine(gr)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// listLine is a key as `state list` prints it: a plain group's key alone, as before; a
+// deployment's with what it is (group, target, deployment id), as its key only encodes it.
+func listLine(key string) string {
+	id, ok := spec.ParseKey(key)
+	if !ok || (!id.PerApp() && id.ID == "") {
+		return key
+	}
+	return key + "\t" + id.String()
 }
 
 func stateUnlock(ctx context.Context, g *Globals, flagGroup, id string, stdout, stderr io.Writer) error {

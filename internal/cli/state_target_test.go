@@ -77,3 +77,27 @@ func TestStateShowTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestStateListDeployments: `state list` names each deployment's group, target and id beside
+// its key; a plain group's line is its name alone.
+func TestStateListDeployments(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"shop", "shop.front", "shop.front.x7", "shop.all.x7", "shop-front"} {
+		b, err := state.Open(context.Background(), "file://"+filepath.Join(dir, name+".json"), name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Write(context.Background(), &state.Document{Group: name, Namespace: "n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("SLIPWAY_STATE", "")
+	out, _, err := runCLI(t, "state", "list", "--state", "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "shop\nshop-front\nshop.all.x7\tgroup shop, deployment id x7\nshop.front\tgroup shop, target front\nshop.front.x7\tgroup shop, target front, deployment id x7\n"
+	if out != want {
+		t.Errorf("state list:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/state"
 )
 
 // DestroyScope is what destroy removes (SPEC §2, issue 11 item 3): the namespace with
@@ -72,7 +76,7 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
-	if err := e.checkOwner(ctx, t.Group.Name, t.Namespace); err != nil {
+	if err := e.checkOwner(ctx, t.Group, t.Namespace); err != nil {
 		return nil, err
 	}
 	// Read first: a location holding another group's state is refused here, before destroy
@@ -96,7 +100,14 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if err != nil {
 		return nil, err
 	}
-	own := ownsNamespace(ns, t.Group.Name)
+	// A shared namespace (sharedNamespace: true) holds other deployments' objects: it is
+	// never deleted, only this deployment's objects are.
+	own := ownsNamespace(ns, t.Group.Name) && !t.Group.SharedNamespace
+	if own {
+		if err := unlistedClaims(t, doc, live, o.KeepClaims); err != nil {
+			return nil, err
+		}
+	}
 	if !o.KeepClaims {
 		gone := ""
 		if own {
@@ -172,4 +183,28 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 	}
 	e.emit(event.Event{Phase: event.PhaseDone, Message: "destroyed; the images stay in the registry"})
 	return s, nil
+}
+
+// unlistedClaims refuses a destroy that found no state yet would delete the namespace, on its
+// group label alone, with claims of the group in it (issue 46 item 9): the label does not say
+// they are this run's to delete. The
+// old namespace of a --move-namespace keeps its claims for the operator to copy, and the
+// group's state then records the new one; a destroy run where no state is would otherwise
+// delete them with the namespace.
+func unlistedClaims(t Target, doc *state.Document, live map[plan.Key]*unstructured.Unstructured, keepClaims bool) error {
+	if doc != nil || keepClaims {
+		return nil
+	}
+	var claims []string
+	for k := range live {
+		if k.Kind == "PersistentVolumeClaim" {
+			claims = append(claims, k.Name)
+		}
+	}
+	if len(claims) == 0 {
+		return nil
+	}
+	slices.Sort(claims)
+	return fmt.Errorf("group %s: no state here lists namespace %s, yet it holds the group's claims %s (each a node's /var/lib): destroy will not delete them on their label alone; run it with the state that deployed them (--state), delete them yourself (kubectl -n %s delete pvc …), or pass --keep-claims to remove everything else",
+		t.Group.Name, t.Namespace, strings.Join(claims, ", "), t.Namespace)
 }

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -163,4 +165,40 @@ func (e *Engine) foreignJobs(ctx context.Context, t Target, doc *state.Document)
 		}
 	}
 	return out, nil
+}
+
+// otherDeployments refuses a namespace that holds objects another slipway deployment made
+// (their slipway.dev/group label names another key), unless the group file shares the
+// namespace (sharedNamespace: true): a namespace belongs to one deployment, as its objects'
+// names, selectors and destroy assume (issue 46). Slipway's state Secrets
+// (kubernetes://NAMESPACE) are state, not a deployment's objects.
+func otherDeployments(t Target, foreign map[plan.Key]plan.Object) error {
+	if t.Group.SharedNamespace {
+		return nil
+	}
+	owners := map[string][]string{}
+	for k, o := range foreign {
+		l := o.GetLabels()
+		owner := l[spec.LabelGroup]
+		if l[spec.LabelManagedBy] != spec.ManagedBy || owner == "" || owner == t.Group.Name || l["app.kubernetes.io/component"] == "state" {
+			continue
+		}
+		owners[owner] = append(owners[owner], k.Kind+" "+k.Name)
+	}
+	if len(owners) == 0 {
+		return nil
+	}
+	var parts []string
+	note := ""
+	for _, owner := range slices.Sorted(maps.Keys(owners)) {
+		objs := owners[owner]
+		slices.Sort(objs)
+		if len(objs) > 3 {
+			objs = append(objs[:3], fmt.Sprintf("%d more", len(owners[owner])-3))
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", owner, strings.Join(objs, ", ")))
+		note += legacyNote(t.Group, owner)
+	}
+	return &PreflightError{fmt.Sprintf("namespace %s holds objects of another deployment, %s: a namespace belongs to one deployment; deploy %s into another namespace, or set sharedNamespace: true in the group files that share it%s",
+		t.Namespace, strings.Join(parts, "; "), t.Group.Name, note)}
 }

@@ -37,6 +37,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
+	if err := otherDeployments(t, l.foreign); err != nil {
+		return nil, err
+	}
 	if err := e.referencesExist(ctx, t, &l); err != nil {
 		return nil, err
 	}

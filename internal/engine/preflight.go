@@ -22,6 +22,9 @@ func (e *Engine) Preflight(ctx context.Context, t Target) error {
 
 // preflight is Preflight with the namespace's read, which a plan shares with its listLive.
 func (e *Engine) preflight(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) error {
+	if spec.IsSystemNamespace(t.Namespace) {
+		return &PreflightError{fmt.Sprintf("namespace %s is a system namespace (default and kube-* are the cluster's own): slipway never deploys into it; name another with the file's namespace, -n or K8S_NAMESPACE", t.Namespace)}
+	}
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return err
 	}
@@ -42,10 +45,10 @@ func (e *Engine) preflight(ctx context.Context, t Target, readNamespace func() (
 	if err != nil {
 		return err
 	}
-	return namespaceOwner(live, t.Group.Name, t.Namespace)
+	return namespaceOwner(live, t.Group, t.Namespace)
 }
 
-func (e *Engine) checkOwner(ctx context.Context, group, ns string) error {
+func (e *Engine) checkOwner(ctx context.Context, group *spec.Group, ns string) error {
 	live, err := e.o.Kube.Namespace(ctx, ns)
 	if err != nil {
 		return err
@@ -53,13 +56,24 @@ func (e *Engine) checkOwner(ctx context.Context, group, ns string) error {
 	return namespaceOwner(live, group, ns)
 }
 
-// namespaceOwner refuses the live namespace ns (nil: not there) when another group owns it.
-func namespaceOwner(live *unstructured.Unstructured, group, ns string) error {
+// namespaceOwner refuses the live namespace ns (nil: not there) when another deployment owns
+// it, naming it; the key an earlier release gave this deployment is named as such.
+func namespaceOwner(live *unstructured.Unstructured, g *spec.Group, ns string) error {
 	if live == nil {
 		return nil
 	}
-	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != group {
-		return &PreflightError{fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it", ns, owner, group)}
+	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != g.Name {
+		return &PreflightError{fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it%s", ns, owner, g.Name, legacyNote(g, owner))}
 	}
 	return nil
+}
+
+// legacyNote explains a foreign key that is the one an earlier release gave this deployment
+// (a per-app target's `<group>-<app>`): it may be this deployment's, or a group of that name's.
+func legacyNote(g *spec.Group, owner string) string {
+	id := g.Ident()
+	if owner != id.LegacyKey() || owner == g.Name {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is the key releases before deployment identities gave %s, and also a group's name: if it is this deployment's, rename its state and relabel its namespace and objects to %s, docs/state.md#states-of-an-earlier-release)", owner, id, g.Name)
 }

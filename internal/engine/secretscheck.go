@@ -70,7 +70,9 @@ func (e *Engine) checkSecretsServers(ctx context.Context, g *spec.Group, ns stri
 		if byServer[a] == nil {
 			addrs = append(addrs, a)
 		}
-		byServer[a] = append(byServer[a], roleUse{n.Name, n.SecretsFrom})
+		srv := *n.SecretsFrom
+		srv.Role = g.SecretsRole(n.Name, n.SecretsFrom)
+		byServer[a] = append(byServer[a], roleUse{n.Name, &srv})
 	}
 	notes := make([][]string, len(addrs))
 	errs := make([][]error, len(addrs))

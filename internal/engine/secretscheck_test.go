@@ -82,7 +82,7 @@ func TestCheckSecretsServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const write = "bao write auth/kubernetes/role/node-api bound_service_account_names=node-api bound_service_account_namespaces=demo audience=openbao token_policies=node-api token_ttl=10m"
+	const write = "bao write auth/kubernetes/role/slipway.demo.api bound_service_account_names=node-api bound_service_account_namespaces=demo audience=openbao token_policies=slipway.demo.api token_ttl=10m"
 	for _, tc := range []struct {
 		name      string
 		srv       *fakeSecretsServer
@@ -93,19 +93,19 @@ func TestCheckSecretsServers(t *testing.T) {
 	}{
 		{
 			name:      "both roles bound",
-			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web"), "kubernetes/node-api": goodRole("node-api")}},
-			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/slipway.demo.web": goodRole("node-web"), "kubernetes/slipway.demo.api": goodRole("node-api")}},
+			wantAsked: []string{"kubernetes/slipway.demo.api", "kubernetes/slipway.demo.web"},
 		},
 		{
 			name:      "wildcards bind too",
-			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web"), "kubernetes/node-api": {ServiceAccounts: []string{"*"}, Namespaces: []string{"*"}, Audience: "openbao", Policies: []string{"p"}}}},
-			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/slipway.demo.web": goodRole("node-web"), "kubernetes/slipway.demo.api": {ServiceAccounts: []string{"*"}, Namespaces: []string{"*"}, Audience: "openbao", Policies: []string{"p"}}}},
+			wantAsked: []string{"kubernetes/slipway.demo.api", "kubernetes/slipway.demo.web"},
 		},
 		{
 			name:      "no token: one note for the server",
 			srv:       &fakeSecretsServer{},
 			wantNotes: []string{"secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): answers; set SLIPWAY_OPENBAO_TOKEN or SLIPWAY_OPENBAO_TOKEN_FILE to a token that may read auth/<authMount>/role/<role> for plan to check its roles"},
-			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+			wantAsked: []string{"kubernetes/slipway.demo.api", "kubernetes/slipway.demo.web"},
 		},
 		{
 			name:      "token withheld from plain http: one note for the server",
@@ -130,26 +130,26 @@ func TestCheckSecretsServers(t *testing.T) {
 		},
 		{
 			name:      "missing role",
-			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web")}},
-			wantErr:   "node api: secretsFrom.openbao (slipway.yaml:4): server https://bao.test:8200 has no role node-api at auth/kubernetes: an operator must write it (and its policy):\n    " + write,
-			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+			srv:       &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/slipway.demo.web": goodRole("node-web")}},
+			wantErr:   "node api: secretsFrom.openbao (slipway.yaml:4): server https://bao.test:8200 has no role slipway.demo.api at auth/kubernetes: an operator must write it (and its policy):\n    " + write,
+			wantAsked: []string{"kubernetes/slipway.demo.api", "kubernetes/slipway.demo.web"},
 		},
 		{
 			name: "misbound role",
-			srv: &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web"),
-				"kubernetes/node-api": {ServiceAccounts: []string{"node-web"}, Namespaces: []string{"other"}, Audience: "vault", Policies: []string{"p"}}}},
-			wantErr:   `node api: secretsFrom.openbao (slipway.yaml:4): role node-api of server https://bao.test:8200 binds service accounts node-web, not node-api, binds namespaces other, not demo, has audience "vault", not "openbao": an operator must write it:` + "\n    " + write,
-			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+			srv: &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/slipway.demo.web": goodRole("node-web"),
+				"kubernetes/slipway.demo.api": {ServiceAccounts: []string{"node-web"}, Namespaces: []string{"other"}, Audience: "vault", Policies: []string{"p"}}}},
+			wantErr:   `node api: secretsFrom.openbao (slipway.yaml:4): role slipway.demo.api of server https://bao.test:8200 binds service accounts node-web, not node-api, binds namespaces other, not demo, has audience "vault", not "openbao": an operator must write it:` + "\n    " + write,
+			wantAsked: []string{"kubernetes/slipway.demo.api", "kubernetes/slipway.demo.web"},
 		},
 		{
 			name: "refused token, role without policy",
-			srv: &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": nil,
-				"kubernetes/node-api": {ServiceAccounts: []string{"node-api"}, Namespaces: []string{"demo"}, Audience: "openbao", Policies: []string{"default"}}}},
+			srv: &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/slipway.demo.web": nil,
+				"kubernetes/slipway.demo.api": {ServiceAccounts: []string{"node-api"}, Namespaces: []string{"demo"}, Audience: "openbao", Policies: []string{"default"}}}},
 			wantNotes: []string{
-				"node api: secretsFrom.openbao (slipway.yaml:4): role node-api of server https://bao.test:8200 has no policy but default: its sidecars will be refused their secrets (bao policy write, then token_policies=…)",
-				"node web: secretsFrom.openbao (slipway.yaml:4): the token of SLIPWAY_OPENBAO_TOKEN_FILE may not read auth/kubernetes/role/node-web (permission denied): plan cannot check the role",
+				"node api: secretsFrom.openbao (slipway.yaml:4): role slipway.demo.api of server https://bao.test:8200 has no policy but default: its sidecars will be refused their secrets (bao policy write, then token_policies=…)",
+				"node web: secretsFrom.openbao (slipway.yaml:4): the token of SLIPWAY_OPENBAO_TOKEN_FILE may not read auth/kubernetes/role/slipway.demo.web (permission denied): plan cannot check the role",
 			},
-			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+			wantAsked: []string{"kubernetes/slipway.demo.api", "kubernetes/slipway.demo.web"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -219,15 +219,28 @@ func (w *Watch) Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.Repli
 	if o, ok, _ := w.deps.GetStore().GetByKey(ns + "/" + name); ok {
 		dep = o.(*appsv1.Deployment).DeepCopy()
 	}
+	// A pod or ReplicaSet of the name but another group's (a foreign pod labelled
+	// app.kubernetes.io/name=<node>) is not the Deployment's: its readiness says nothing of
+	// the rollout (issue 46 item 5). Slipway's pods carry the Deployment's group label.
+	var group string
+	if dep != nil {
+		group = dep.Labels[spec.LabelGroup]
+	}
+	ours := func(l map[string]string) bool { return group == "" || l[spec.LabelGroup] == group }
 	var rss []*appsv1.ReplicaSet
 	objs, _ := w.rss.GetIndexer().ByIndex(byName, name)
 	for _, o := range objs {
-		rss = append(rss, o.(*appsv1.ReplicaSet).DeepCopy())
+		if rs := o.(*appsv1.ReplicaSet); ours(rs.Labels) {
+			rss = append(rss, rs.DeepCopy())
+		}
 	}
 	var pods []*corev1.Pod
 	objs, _ = w.pods.GetIndexer().ByIndex(byName, name)
 	names := []string{name}
 	for _, o := range objs {
+		if !ours(o.(*corev1.Pod).Labels) {
+			continue
+		}
 		p := o.(*corev1.Pod).DeepCopy()
 		pods = append(pods, p)
 		names = append(names, p.Name)

@@ -89,7 +89,7 @@ func (r *renderer) nodePolicy(n *spec.Node) *networkingv1.NetworkPolicy {
 		TypeMeta:   npTypeMeta,
 		ObjectMeta: r.meta(n.Name, r.labels(spec.LabelNode, n.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: n.Name}},
+			PodSelector: metav1.LabelSelector{MatchLabels: r.podsOf(n.Name)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress:     rules,
 		},
@@ -108,7 +108,7 @@ func (r *renderer) rolePolicy(n *spec.Node, role *spec.Role) *networkingv1.Netwo
 		TypeMeta:   npTypeMeta,
 		ObjectMeta: r.meta(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: name}},
+			PodSelector: metav1.LabelSelector{MatchLabels: r.podsOf(name)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress:     append(rules, fromNamespaces(fw, role.Ports)...),
 		},
@@ -122,9 +122,9 @@ func (r *renderer) metricsPolicy(n *spec.Node, role *spec.Role) *networkingv1.Ne
 		TypeMeta:   npTypeMeta,
 		ObjectMeta: r.meta(spec.MetricsObjectName(n.Name, role.Name), r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: spec.RoleObjectName(n.Name, role.Name)}},
+			PodSelector: metav1.LabelSelector{MatchLabels: r.podsOf(spec.RoleObjectName(n.Name, role.Name))},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: append(rule([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: n.Name}}}},
+			Ingress: append(rule([]networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: r.podsOf(n.Name)}}},
 				policyPorts([]spec.Port{*role.Metrics})), fromNamespaces(n.Firewall, []spec.Port{*role.Metrics})...),
 		},
 	}

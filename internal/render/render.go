@@ -188,6 +188,16 @@ func (r *renderer) labels(extra ...string) map[string]string {
 	return l
 }
 
+// podsOf selects the pods slipway runs as name for this deployment: their name label and the
+// deployment's group label (spec.Identity), which every pod slipway makes carries. The name
+// alone takes any pod labelled app.kubernetes.io/name=<name> in the namespace, as every Helm
+// chart labels its own (issue 46 item 5). Services', NetworkPolicies' and budgets' selectors
+// are mutable, so an existing object takes it in place, no pod restarted; a Deployment's
+// selector is not and stays the name (its ReplicaSets add the pod-template hash).
+func (r *renderer) podsOf(name string) map[string]string {
+	return map[string]string{spec.LabelName: name, spec.LabelGroup: r.in.Group.Name}
+}
+
 func (r *renderer) meta(name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: r.ns, Labels: labels}
 }

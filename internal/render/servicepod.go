@@ -137,7 +137,7 @@ func (r *renderer) secretsSidecar(n *spec.Node, role *spec.Role) corev1.Containe
 		Name:          ContainerSecrets,
 		Image:         r.in.Images[spec.SecretsImageName(n.Name, role.Name)],
 		Command:       []string{secretsconf.Binary, "run"},
-		Env:           []corev1.EnvVar{{Name: secretsconf.Env, Value: sidecarConfig(n, role).Encode()}},
+		Env:           []corev1.EnvVar{{Name: secretsconf.Env, Value: sidecarConfig(n, role, r.in.Group.SecretsRole(n.Name, n.SecretsFrom)).Encode()}},
 		RestartPolicy: &always,
 		// The sidecar's last log lines (the server's refusal, never a value) become the
 		// container's termination message, so a failed rollout says why (issue 36).
@@ -158,11 +158,12 @@ func (r *renderer) secretsSidecar(n *spec.Node, role *spec.Role) corev1.Containe
 	}
 }
 
-// sidecarConfig is what the sidecar does: paths and keys, never a value.
-func sidecarConfig(n *spec.Node, role *spec.Role) *secretsconf.Config {
+// sidecarConfig is what the sidecar does: paths and keys, never a value; it logs in as
+// secretsRole (spec.Group.SecretsRole).
+func sidecarConfig(n *spec.Node, role *spec.Role, secretsRole string) *secretsconf.Config {
 	s := n.SecretsFrom
 	cfg := &secretsconf.Config{
-		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, CASHA256: s.CASHA256, AuthMount: s.AuthMount, Role: s.Role,
+		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, CASHA256: s.CASHA256, AuthMount: s.AuthMount, Role: secretsRole,
 		TokenFile: secretsconf.TokenFile, Dir: spec.SecretsDir, PollSeconds: int(s.Poll.Seconds()),
 	}
 	if c := role.Service.Image.Command; len(c) > 0 {

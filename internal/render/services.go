@@ -38,7 +38,7 @@ func (r *renderer) nodeService(n *spec.Node, ports []spec.Port) *corev1.Service 
 		Spec: corev1.ServiceSpec{
 			Type:                  corev1.ServiceTypeLoadBalancer,
 			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
-			Selector:              map[string]string{spec.LabelName: n.Name},
+			Selector:              r.podsOf(n.Name),
 			Ports:                 servicePorts(ports),
 		},
 	}
@@ -51,7 +51,7 @@ func (r *renderer) roleService(n *spec.Node, role *spec.Role) *corev1.Service {
 		ObjectMeta: r.meta(name, r.labels(spec.LabelNode, n.Name, spec.LabelRole, role.Name)),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{spec.LabelName: name},
+			Selector: r.podsOf(name),
 			Ports:    servicePorts(role.Ports),
 		},
 	}
@@ -70,7 +70,7 @@ func (r *renderer) metricsService(n *spec.Node, role *spec.Role) *corev1.Service
 		Spec: corev1.ServiceSpec{
 			Type:      corev1.ServiceTypeClusterIP,
 			ClusterIP: corev1.ClusterIPNone,
-			Selector:  map[string]string{spec.LabelName: spec.RoleObjectName(n.Name, role.Name)},
+			Selector:  r.podsOf(spec.RoleObjectName(n.Name, role.Name)),
 			Ports:     servicePorts([]spec.Port{*role.Metrics}),
 		},
 	}

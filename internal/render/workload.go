@@ -99,7 +99,7 @@ func (r *renderer) budget(name string, labels map[string]string, d *spec.Disrupt
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: r.meta(name, labels),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelName: name}},
+			Selector:       &metav1.LabelSelector{MatchLabels: r.podsOf(name)},
 			MaxUnavailable: d.MaxUnavailable,
 			MinAvailable:   d.MinAvailable,
 		},

@@ -10,7 +10,7 @@ import (
 // same tree, so the reference in docs/group-file.md is tested against what the loader accepts.
 var (
 	groupFields = extensible(fields(
-		leaf("group"), leaf("namespace"), leaf("runtimeClassName"),
+		leaf("group"), leaf("namespace"), leaf("sharedNamespace"), leaf("runtimeClassName"),
 		// defaults holds node fields; they are documented once, under nodes.<node>.
 		same("defaults", nodeFields),
 		each("nodes", "<node>", nodeFields),

@@ -140,3 +140,20 @@ func ParseKey(key string) (id Identity, ok bool) {
 	}
 	return Identity{}, false
 }
+
+// LegacyKey is the key releases before deployment identities gave the deployment: the
+// group's name, `-<app>` for a per-app target, nothing for the id. It equals Key for a plain
+// group; for the others a plan names it when it finds it, as it may be another group's too
+// (`shop-front`), and never takes it over (docs/state.md).
+func (i Identity) LegacyKey() string {
+	if i.PerApp() {
+		return i.Group + "-" + i.Target
+	}
+	return i.Group
+}
+
+// IsSystemNamespace reports whether ns is one of the cluster's own (`default`, `kube-*`),
+// where slipway never deploys (issue 46 item 6).
+func IsSystemNamespace(ns string) bool {
+	return ns == "default" || strings.HasPrefix(ns, "kube-")
+}

@@ -176,6 +176,9 @@ func (d *decoder) group(data []byte) *Group {
 			}
 		}
 	}
+	if v := m["sharedNamespace"]; v != nil {
+		g.SharedNamespace, _ = d.boolean(v, "sharedNamespace")
+	}
 	if v := m["runtimeClassName"]; v != nil {
 		if s, ok := d.str(v, "runtimeClassName"); ok {
 			g.RuntimeClassName = s

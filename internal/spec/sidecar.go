@@ -42,10 +42,12 @@ type SecretsServer struct {
 	// the URL serves. plan and the sidecar refuse a CA with another digest; "" pins nothing.
 	CASHA256  string
 	AuthMount string // the mount of the kubernetes auth method
-	Role      string // the server's role the sidecar logs in as; default node-<node>
-	Audience  string // the audience of the projected token
-	Poll      time.Duration
-	Line      int // where the section is written, for plan's findings
+	Role      string // the server's role the sidecar logs in as, as the file gives it
+	// RoleDefault: the file gives no role; the deployment's default is used (SecretsRole).
+	RoleDefault bool
+	Audience    string // the audience of the projected token
+	Poll        time.Duration
+	Line        int // where the section is written, for plan's findings
 }
 
 // SidecarSecret is one file the sidecar writes under /run/secrets (`sidecarSecrets.<file>`):
@@ -89,9 +91,7 @@ func (d *decoder) secretsFrom(n *yaml.Node, path, nodeName string) *SecretsServe
 		return nil
 	}
 	s := &SecretsServer{AuthMount: DefaultSecretsAuthMount, Audience: DefaultSecretsAudience, Poll: DefaultSecretsPoll, Line: deref(v).Line}
-	if nodeName != "" {
-		s.Role = ServiceAccountName(nodeName)
-	}
+	s.RoleDefault = true // until the file names one
 	if a := om["address"]; a != nil {
 		if str, ok := d.str(a, p+".address"); ok {
 			s.Address = str
@@ -130,6 +130,9 @@ func (d *decoder) secretsFrom(n *yaml.Node, path, nodeName string) *SecretsServe
 					continue
 				}
 				*f.dst = str
+				if f.key == "role" {
+					s.RoleDefault = false
+				}
 			}
 		}
 	}
@@ -311,3 +314,18 @@ func (d *decoder) validateSidecar(n *Node, r *Role, path string) {
 		}
 	}
 }
+
+// SecretsRole is the role node's sidecars log in as with server s: the file's, else the
+// deployment's default, DefaultSecretsRole.
+func (g *Group) SecretsRole(node string, s *SecretsServer) string {
+	if !s.RoleDefault {
+		return s.Role
+	}
+	return DefaultSecretsRole(g.Name, node)
+}
+
+// DefaultSecretsRole is the default role of node in the deployment whose key is key:
+// `slipway.<key>.<node>`. A node name holds no '.', so the node is the last segment and the
+// key the rest: two deployments, or two nodes, never share a default role (issue 46 item 8;
+// `node-<node>` did, across every group with that node name).
+func DefaultSecretsRole(key, node string) string { return "slipway." + key + "." + node }

@@ -38,9 +38,22 @@ func TestParseSidecarSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := g.Node("web")
-	wantServer := &spec.SecretsServer{Address: "http://bao.example:8200", AuthMount: "kubernetes", Role: "node-web", Audience: "openbao", Poll: 10 * time.Second, Line: 6}
+	wantServer := &spec.SecretsServer{Address: "http://bao.example:8200", AuthMount: "kubernetes", RoleDefault: true, Audience: "openbao", Poll: 10 * time.Second, Line: 6}
 	if diff := cmp.Diff(wantServer, n.SecretsFrom); diff != "" {
 		t.Errorf("server (-want +got):\n%s", diff)
+	}
+	// The default role is the deployment's (issue 46 item 8): node-<node> was every group's.
+	other, err := g.ForDeployment(spec.TargetAll, "x7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		g    *spec.Group
+		want string
+	}{{g, "slipway." + g.Name + ".web"}, {other, "slipway." + g.Name + ".all.x7.web"}} {
+		if got := tt.g.SecretsRole("web", n.SecretsFrom); got != tt.want {
+			t.Errorf("default role of %s: %q, want %q", tt.g.Name, got, tt.want)
+		}
 	}
 	r := n.Role("sso")
 	want := []spec.SidecarSecret{

@@ -46,8 +46,11 @@ const (
 
 // Group is a loaded, defaulted and validated group file.
 type Group struct {
-	Name             string
-	Namespace        string // as written; "" when the file has none (SPEC §2 precedence applies)
+	Name      string
+	Namespace string // as written; "" when the file has none (SPEC §2 precedence applies)
+	// SharedNamespace: the namespace may hold other deployments' objects (sharedNamespace:
+	// true); else plan refuses one that does, as a namespace belongs to one deployment.
+	SharedNamespace  bool
 	RuntimeClassName string
 	RuntimeClassLine int     // the line of runtimeClassName in File; 0 when unknown
 	Nodes            []*Node // sorted by name
