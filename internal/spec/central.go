@@ -26,12 +26,10 @@ const (
 
 	// The servers are the environment's, never the file's: the admin connection to
 	// PostgreSQL (a libpq URL or key=value string; PGPASSWORD and the other PG* variables
-	// fill what it leaves out) and OpenBao's address, token (or a file holding it) and CA.
-	EnvCentralPostgreSQL    = "SLIPWAY_POSTGRESQL_URL"
-	EnvCentralOpenBaoAddr   = "SLIPWAY_OPENBAO_ADDR"
-	EnvCentralOpenBaoToken  = "SLIPWAY_OPENBAO_TOKEN"
-	EnvCentralOpenBaoTokenF = "SLIPWAY_OPENBAO_TOKEN_FILE"
-	EnvCentralOpenBaoCA     = "SLIPWAY_OPENBAO_CA_FILE"
+	// fill what it leaves out) and OpenBao's address and CA; its token is openbao.EnvToken's.
+	EnvCentralPostgreSQL  = "SLIPWAY_POSTGRESQL_URL"
+	EnvCentralOpenBaoAddr = "SLIPWAY_OPENBAO_ADDR"
+	EnvCentralOpenBaoCA   = "SLIPWAY_OPENBAO_CA_FILE"
 
 	minCentralRotation = 5 * time.Second // OpenBao's own floor for a static role
 	maxCentralName     = 63              // PostgreSQL's NAMEDATALEN - 1
