@@ -318,3 +318,45 @@ central:
 		t.Errorf("plan without SLIPWAY_POSTGRESQL_URL:\n%s", r)
 	}
 }
+
+// TestCentralTwoDeployments: two deployments of one file (deployment ids x1 and x2) get their
+// own databases, logins and entries, named after their identities; destroying one leaves the
+// other's intact, and its second plan still says No changes.
+func TestCentralTwoDeployments(t *testing.T) {
+	t.Parallel()
+	cs := realCentral(t)
+	g := NewGroup(t, "central-two", `group: {{GROUP}}
+nodes:
+  a:
+    image: {rootfs: nodes/a/rootfs}
+central:
+  logins: {a: {}}
+  databases: {a: {owner: a}}
+  kv: {k: {generate: {length: 16}}}
+`, "a")
+	g.WithEnv(cs.env()...)
+	admin := cs.admin(t, "postgres")
+	for _, id := range []string{"x1", "x2"} {
+		g.MustRun(0, "apply", "--yes", "--deployment-id", id)
+	}
+	one, two := g.Name+".all.x1.a", g.Name+".all.x2.a"
+	for _, n := range []string{one, two} {
+		if !exists(t, admin, "database", n) || !exists(t, admin, "role", n) {
+			t.Errorf("database or role %s missing after both applies", n)
+		}
+	}
+	g.MustRun(0, "destroy", "--yes", "--deployment-id", "x1")
+	if exists(t, admin, "database", one) || exists(t, admin, "role", one) {
+		t.Errorf("x1's database or role %s stayed after its destroy", one)
+	}
+	if !exists(t, admin, "database", two) || !exists(t, admin, "role", two) {
+		t.Errorf("destroying x1 removed x2's %s", two)
+	}
+	if r := g.MustRun(0, "plan", "--deployment-id", "x2"); !strings.Contains(r.Stdout, "No changes.") {
+		t.Errorf("x2's plan after x1's destroy:\n%s", r.Stdout)
+	}
+	g.MustRun(0, "destroy", "--yes", "--deployment-id", "x2")
+	if exists(t, admin, "database", two) {
+		t.Errorf("x2's database stayed after its destroy")
+	}
+}
