@@ -23,7 +23,7 @@ func TestFiftyDatabases(t *testing.T) {
 			continue
 		}
 		for _, kv := range strings.Fields(rest) {
-			if k, v, ok := strings.Cut(kv, "="); ok {
+			if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, "SLIPWAY_") || k == "PGPASSFILE") {
 				t.Setenv(k, v)
 			}
 		}
