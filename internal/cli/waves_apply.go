@@ -12,6 +12,7 @@ import (
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/ui"
 	"slipway.dev/slipway/internal/waves"
@@ -308,6 +309,6 @@ func (r *wavesRun) report(out []waves.Outcome, verb string) {
 			_ = ui.Applied(&b, u.plan)
 			line = strings.TrimSpace(b.String())
 		}
-		fmt.Fprintf(r.stdout, "%s: %s\n", o.Group.Name, line)
+		fmt.Fprintf(r.stdout, "%s: %s\n", o.Group.Name, quote.Line(line)) // an error's text may carry the cluster's words
 	}
 }
