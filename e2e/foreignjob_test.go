@@ -91,6 +91,43 @@ func TestForeignRemovalJob(t *testing.T) {
 	g.requireVersion("after their Job went", "2", nil, "2")
 }
 
+// TestForeignMigrationJob (issue 43 item 12): a migration in the plan takes a copy of
+// /var/lib that apply removes, once the rollout runs ready, with a Job <node>-state; someone
+// else's Job of that name is a conflict of that plan too. Apply refused it only after the
+// rollout, while plan listed "remove the copy (Job solo-state …)" and no conflict.
+func TestForeignMigrationJob(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "fmig", migrateFile("1", false), "solo")
+	g.MustRun(0, "apply", "--yes")
+	ctx := context.Background()
+	jobs := g.Kube.Clientset.BatchV1().Jobs(g.Name)
+	theirs, err := jobs.Create(ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "solo-state", Labels: map[string]string{"app": "backup"}},
+		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "backup", Image: "registry.test/backup:1"}},
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.roWriteGroupFile(migrateFile("2", false))
+	conflict := "Job " + g.Name + "/solo-state exists and slipway did not make it: apply removes node solo's copy of /var/lib with a Job of that name and will not delete this one"
+	p := g.Run("plan", "--detailed-exitcode")
+	if p.Code != 2 || !strings.Contains(p.Stdout, conflict) || !strings.Contains(p.Stdout, "1 conflict(s): apply refuses") {
+		t.Errorf("plan of a migration: want exit 2 and the Job named as a conflict, got %s", p)
+	}
+	r := g.MustRun(1, "apply", "--yes")
+	if !strings.Contains(r.Stderr, "apply refused before any change") || !strings.Contains(r.Stderr, conflict) {
+		t.Errorf("apply: want a refusal before any change naming the Job, got %s", r)
+	}
+	g.requireVersion("after the refused apply", "1", nil, "1")
+	got, err := jobs.Get(ctx, "solo-state", metav1.GetOptions{})
+	if err != nil || got.UID != theirs.UID || got.DeletionTimestamp != nil {
+		t.Fatalf("their Job after apply: %v (uid %v, want %v)", err, got.GetUID(), theirs.UID)
+	}
+}
+
 // waitJobGone waits until the group's Job name is gone.
 func (g *Group) waitJobGone(name string) {
 	g.t.Helper()

@@ -45,7 +45,8 @@ var allowed = map[string][]string{
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {},                          // test support without a cluster: golden files, helper processes
 	"waves":              {"event", "spec", "status"}, // a waves file, its order and its health gate: pure
-	"cli":                {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
+	// cli quotes the few lines it prints itself (a state listing, a notice, a prompt) as ui does.
+	"cli": {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "quote", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
 	// The secrets sidecar (FR-004e): its configuration (pure, shared with render), its program
 	// (cmd/slipway-secrets), and the programs embedded for the sidecar image.
 	"secretsconf": {},

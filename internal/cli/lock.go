@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -64,10 +65,10 @@ func openState(ctx context.Context, g *Globals, group string, stderr io.Writer, 
 	}
 	opts = append([]state.Option{state.WithRequestTimeout(g.StateTimeout), state.WithNotify(func(n state.Notice) {
 		if n.Kind == state.NoticeWaiting {
-			fmt.Fprintln(stderr, n.Message)
+			fmt.Fprintln(stderr, quote.Line(n.Message)) // it may carry a state server's words
 			return
 		}
-		fmt.Fprintln(stderr, "warning:", n.Message)
+		fmt.Fprintln(stderr, "warning:", quote.Line(n.Message))
 	})}, opts...)
 	return state.Open(ctx, url, group, kc, opts...)
 }

@@ -14,6 +14,7 @@ import (
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/ui"
@@ -152,7 +153,7 @@ func confirm(yes bool, verb, what string, stdin io.Reader, stderr io.Writer) err
 	if !readsTerminal(stdin) {
 		return fmt.Errorf("%s: no terminal to confirm on: pass --yes to %s", verb, what)
 	}
-	fmt.Fprintf(stderr, "%s? Only 'yes' is accepted: ", what)
+	fmt.Fprintf(stderr, "%s? Only 'yes' is accepted: ", quote.Text(what)) // it names the cluster's objects
 	var answer string
 	_, _ = fmt.Fscanln(stdin, &answer)
 	if answer != "yes" {

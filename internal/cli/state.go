@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/ui"
@@ -207,7 +208,7 @@ func stateList(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 	}
 	if len(groups) == 0 {
 		// Without a group the file backend's location is "<dir>/.json": name the directory.
-		_, err := fmt.Fprintf(stderr, "no group states in %s\n", strings.TrimSuffix(b.Location(), "/.json"))
+		_, err := fmt.Fprintf(stderr, "no group states in %s\n", quote.Line(strings.TrimSuffix(b.Location(), "/.json")))
 		return err
 	}
 	for _, gr := range groups {
@@ -223,7 +224,7 @@ func stateList(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 func listLine(key string) string {
 	id, ok := spec.ParseKey(key)
 	if !ok || (!id.PerApp() && id.ID == "") {
-		return key
+		return quote.Line(key) // a backend's listing: anyone's names
 	}
 	return key + "\t" + id.String()
 }

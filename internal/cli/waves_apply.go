@@ -12,6 +12,7 @@ import (
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/quote"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/ui"
 	"slipway.dev/slipway/internal/waves"
@@ -196,31 +197,58 @@ func (r *wavesRun) confirmApply(cmd *cobra.Command, yes bool) error {
 }
 
 // applyOne applies a group's plan when it has changes, releases its lock, and then holds its
-// dependents back until it is healthy.
+// dependents back until it is healthy. A group with changes rolls out only while every group
+// it waits on is healthy: they are looked at again just before it starts and once it is
+// healthy itself (upstreamHealthy).
 func (r *wavesRun) applyOne(ctx context.Context, u *waveUnit) error {
-	if u.plan.HasChanges() {
+	fail := func(err error) error {
+		r.say(u.w.Name, event.PhaseFailed, err.Error())
+		return err
+	}
+	changes := u.plan.HasChanges()
+	if changes {
+		if err := r.upstreamHealthy(ctx, u); err != nil {
+			return fail(errors.Join(fmt.Errorf("not applied: a group it depends on is not healthy any more: %w", err), r.unlock(u)))
+		}
 		r.say(u.w.Name, event.PhaseApply, "applying "+u.heading())
 		err := u.s.engine.Apply(ctx, u.plan, u.s.target)
-		err = errors.Join(err, r.unlock(u))
-		if err != nil {
-			r.say(u.w.Name, event.PhaseFailed, err.Error())
-			return err
+		if err = errors.Join(err, r.unlock(u)); err != nil {
+			return fail(err)
 		}
 	}
-	if u.healthy && !u.plan.HasChanges() {
+	if u.healthy && !changes {
 		r.say(u.w.Name, event.PhaseUnchanged, "No changes; healthy")
 		return nil
 	}
 	if err := r.gate(ctx, u); err != nil {
-		r.say(u.w.Name, event.PhaseFailed, err.Error())
-		return err
+		return fail(err)
 	}
-	if u.plan.HasChanges() {
-		r.say(u.w.Name, event.PhaseDone, "applied and healthy")
-	} else {
+	if !changes {
 		r.say(u.w.Name, event.PhaseUnchanged, "No changes; healthy")
+		return nil
 	}
+	if err := r.upstreamHealthy(ctx, u); err != nil {
+		return fail(fmt.Errorf("applied, but a group it depends on is not healthy any more (it went down while this one rolled out): %w", err))
+	}
+	r.say(u.w.Name, event.PhaseDone, "applied and healthy")
 	return nil
+}
+
+// upstreamHealthy looks again at every group u waits on, directly or not, each as gate does
+// (waiting while it settles). Their gates passed before u could start, but the run holds no
+// lock of theirs (an unchanged group's goes once planned, a changed one's once applied, so
+// that other runs of them need not wait for this one): a destroy of one alone, or kubectl, may
+// have taken it down since. A dependency destroyed while its dependent rolled out ended the
+// run "applied and healthy" (issue 46 item 7).
+func (r *wavesRun) upstreamHealthy(ctx context.Context, u *waveUnit) error {
+	up := r.file.Upstream(u.w.Name)
+	errs := make([]error, len(up))
+	parallel.ForEach(r.g.Parallelism, parallel.Indexes(len(up)), func(i int) {
+		if err := r.gate(ctx, r.units[up[i]]); err != nil {
+			errs[i] = fmt.Errorf("group %s is %w", up[i], err)
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // gate waits until the group is healthy (every node ready, names agreeing, no rollout set
@@ -281,6 +309,6 @@ func (r *wavesRun) report(out []waves.Outcome, verb string) {
 			_ = ui.Applied(&b, u.plan)
 			line = strings.TrimSpace(b.String())
 		}
-		fmt.Fprintf(r.stdout, "%s: %s\n", o.Group.Name, line)
+		fmt.Fprintf(r.stdout, "%s: %s\n", o.Group.Name, quote.Line(line)) // an error's text may carry the cluster's words
 	}
 }

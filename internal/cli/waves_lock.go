@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -13,11 +15,10 @@ import (
 	"slipway.dev/slipway/internal/state"
 )
 
-// lock takes the locks of units, in the order given (file order: two wave runs over the same
-// groups meet at the first), waiting up to timeout for each as withLock does. On an error the
-// locks taken are released and the error names the group whose lock is held.
+// lock takes the locks of units in lockOrder, waiting up to timeout for each as withLock does.
+// On an error the locks taken are released and the error names the group whose lock is held.
 func (r *wavesRun) lock(ctx context.Context, op string, timeout time.Duration, units []*waveUnit) error {
-	for _, u := range units {
+	for _, u := range lockOrder(units) {
 		info := state.NewInfo(op)
 		info.Path = u.s.backend.Location()
 		info.Info += fmt.Sprintf(", waves file %s, group %s", r.file.Path, u.w.Name)
@@ -30,6 +31,20 @@ func (r *wavesRun) lock(ctx context.Context, op string, timeout time.Duration, u
 		r.mu.Unlock()
 	}
 	return nil
+}
+
+// lockOrder is the one order every run takes its groups' locks in: by the deployment's
+// identity (Group.Name, what the state and its lock are keyed by), then by the state's
+// location. Not the file's order, nor its dependency order: two waves files listing the same
+// groups in other orders took them in opposite orders, each held the lock the other waited
+// for, and both failed (issue 46 item 7). In one global order a run waits only for a lock
+// ordered after every lock it holds, so no two runs can wait on each other.
+func lockOrder(units []*waveUnit) []*waveUnit {
+	out := slices.Clone(units)
+	slices.SortStableFunc(out, func(a, b *waveUnit) int {
+		return cmp.Or(strings.Compare(a.s.group.Name, b.s.group.Name), strings.Compare(a.s.backend.Location(), b.s.backend.Location()))
+	})
+	return out
 }
 
 // unlock releases u's lock when held, even after ctx was cancelled.

@@ -142,17 +142,22 @@ func (e *Engine) blockedNodes(p *plan.Plan) map[string]error {
 	return failed
 }
 
-// foreignJobs reads, for each node of t whose volume the state says holds a copy, the Job
-// named as its removal Job (<node>-state) and returns those slipway did not make for the
-// group: a plan that would remove the copy shows each as a conflict (issue 35 item 3). A
-// plan reads them only for held copies, so a group without one costs no request.
-func (e *Engine) foreignJobs(ctx context.Context, t Target, doc *state.Document) (map[string]plan.Object, error) {
+// foreignJobs reads, for each node of t whose volume holds or will hold a copy of /var/lib
+// that apply removes, the Job named as its removal Job (<node>-state) and returns those
+// slipway did not make for the group: a plan that would remove the copy shows each as a
+// conflict (issue 35 item 3). A copy is held when the state says so, and taken by a migration:
+// a node the state recorded whose version (versions, the file's) is not the one it ran ready
+// with (issue 43 item 12). A plan reads them only for such nodes, so a group without one
+// costs no request.
+func (e *Engine) foreignJobs(ctx context.Context, t Target, doc *state.Document, versions map[string]string) (map[string]plan.Object, error) {
 	out := map[string]plan.Object{}
 	if doc == nil {
 		return out, nil
 	}
 	for _, node := range slices.Sorted(maps.Keys(doc.Nodes)) {
-		if doc.Nodes[node].Copy == nil || t.Group.Node(node) == nil {
+		ns := doc.Nodes[node]
+		migrates := versions[node] != "" && versions[node] != ns.StateVersion
+		if (ns.Copy == nil && !migrates) || t.Group.Node(node) == nil {
 			continue
 		}
 		j, err := e.o.Kube.Job(ctx, t.Namespace, render.StateJobName(node))

@@ -84,7 +84,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	in.Suspended, in.Images, in.MachineIDs = suspended, images, ids
 	stateInput(&in, doc)
 	migrationInput(&in, versions, doc)
-	if in.ForeignJobs, err = e.foreignJobs(ctx, t, doc); err != nil {
+	if in.ForeignJobs, err = e.foreignJobs(ctx, t, doc, versions); err != nil {
 		return nil, err
 	}
 	for _, n := range t.Group.Nodes {

@@ -40,9 +40,13 @@ func addMigrations(p *Plan, in Input) {
 		// in this run needs the place, and a failed one must not put it back.
 		if cp, held := in.Copies[np.Node]; held && cp.To == had && cp.From != had {
 			np.RemoveCopy = &cp
-			if j := in.ForeignJobs[np.Node]; j != nil {
-				np.Changes = append(np.Changes, jobConflict(removeCopyJob(in.Namespace, np.Node), j, in.Group, np.Node))
-			}
+		}
+		// Apply removes the copy with a Job named <node>-state: the one left, and the one a
+		// migration takes once it runs ready (issue 43 item 12: its removal was refused only
+		// after the rollout, while the plan showed no conflict).
+		migrates := np.Migration != nil && !in.Suspended
+		if j := in.ForeignJobs[np.Node]; j != nil && (np.RemoveCopy != nil || migrates) {
+			np.Changes = append(np.Changes, jobConflict(removeCopyJob(in.Namespace, np.Node), j, in.Group, np.Node))
 		}
 	}
 }

@@ -98,9 +98,10 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
-// TestRemoveCopyForeignJob (issue 35 item 3): a Job named as a node's removal Job that
-// slipway did not make for the group is a conflict of the plan that would remove the copy,
-// and apply is refused before any change.
+// TestRemoveCopyForeignJob (issue 35 item 3, issue 43 item 12): a Job named as a node's
+// removal Job that slipway did not make for the group is a conflict of the plan that would
+// remove a copy, the one left or the one a migration of this plan takes, and apply is refused
+// before any change.
 func TestRemoveCopyForeignJob(t *testing.T) {
 	job := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "batch/v1", "kind": "Job",
@@ -114,6 +115,7 @@ func TestRemoveCopyForeignJob(t *testing.T) {
 	}{
 		{name: "the copy left is removed", want: "2", copy: &Copy{From: "1", To: "2"}, conflict: true},
 		{name: "the copy left is removed before a migration", want: "3", copy: &Copy{From: "1", To: "2"}, conflict: true},
+		{name: "a migration removes its copy once it runs ready", want: "3", conflict: true},
 		{name: "no copy to remove: the Job is none of the plan's business", want: "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,7 +22,7 @@ func ImageEvents(w io.Writer, asJSON bool) func(event.Image) {
 			_ = json.NewEncoder(w).Encode(e)
 			return
 		}
-		fmt.Fprintf(w, "%s image %s: %s\n", time.Now().Format("15:04:05"), e.Name, imageLine(e))
+		fmt.Fprintf(w, "%s image %s: %s\n", time.Now().Format("15:04:05"), q(e.Name), q(imageLine(e)))
 	}
 }
 
@@ -61,7 +61,7 @@ func PrintPushed(w io.Writer, images []PushedImage, asJSON bool) error {
 		return enc.Encode(images)
 	}
 	for _, im := range images {
-		if _, err := fmt.Fprintln(w, im.Digest); err != nil {
+		if _, err := fmt.Fprintln(w, q(im.Digest)); err != nil {
 			return err
 		}
 	}

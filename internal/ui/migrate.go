@@ -26,7 +26,7 @@ func version(v string) string {
 	if v == "" {
 		return "none"
 	}
-	return v
+	return q(v) // the state's: a backend anyone with its rights may have written
 }
 
 // stateText is the STATE column of status: the state version the node last ran ready with
@@ -34,7 +34,7 @@ func version(v string) string {
 func stateText(n status.Node) string {
 	s := "-"
 	if n.StateVersion != "" {
-		s = n.StateVersion
+		s = q(n.StateVersion)
 	}
 	if n.Copy != nil {
 		s += " +copy"
@@ -50,7 +50,7 @@ func copyNote(n status.Node) string {
 	}
 	where := "a copy of /var/lib taken at state version " + version(c.From) + " (in /var/lib/.slipway-state/copy on its volume)"
 	if c.Removable {
-		return fmt.Sprintf("node %s: holds %s; its migration to %s ran ready: the next apply removes it", n.Node, where, version(c.To))
+		return fmt.Sprintf("node %s: holds %s; its migration to %s ran ready: the next apply removes it", q(n.Node), where, version(c.To))
 	}
-	return fmt.Sprintf("node %s: holds %s; its migration to %s has not run ready: a failed rollout puts it back, one that runs ready removes it", n.Node, where, version(c.To))
+	return fmt.Sprintf("node %s: holds %s; its migration to %s has not run ready: a failed rollout puts it back, one that runs ready removes it", q(n.Node), where, version(c.To))
 }

@@ -63,7 +63,7 @@ func Plan(w io.Writer, p *plan.Plan) { PlanWith(w, p, PlanOptions{}) }
 // result ("No changes." alone when there are none).
 func PlanNotes(w io.Writer, p *plan.Plan) {
 	for _, n := range p.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", q(n))
 	}
 }
 
@@ -73,29 +73,29 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 	pal := palette{on: o.Color}
 	c := p.Counts()
 	if p.Suspended {
-		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", p.Group)
+		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n\n", q(p.Group))
 	}
 	for _, d := range p.Drift {
 		if d.Running == d.State {
-			fmt.Fprintf(w, "%s node %s: rollout pending: %s\n", pal.yellow("!"), d.Node, d.Note)
+			fmt.Fprintf(w, "%s node %s: rollout pending: %s\n", pal.yellow("!"), q(d.Node), q(d.Note))
 			continue
 		}
-		fmt.Fprintf(w, "%s node %s drifted: runs %s, the state wants %s\n    %s\n", pal.yellow("!"), d.Node, d.Running, d.State, d.Note)
+		fmt.Fprintf(w, "%s node %s drifted: runs %s, the state wants %s\n    %s\n", pal.yellow("!"), q(d.Node), q(d.Running), q(d.State), q(d.Note))
 	}
 	if len(p.Drift) > 0 {
 		fmt.Fprintln(w)
 	}
 	if p.ForeignNamespace {
-		fmt.Fprintf(w, "%s namespace %s was not created by slipway: apply deploys into it without taking it over, and destroy removes only the group's own objects from it.\n\n", pal.yellow("!"), p.Namespace)
+		fmt.Fprintf(w, "%s namespace %s was not created by slipway: apply deploys into it without taking it over, and destroy removes only the group's own objects from it.\n\n", pal.yellow("!"), q(p.Namespace))
 	}
 	if !p.HasChanges() {
 		fmt.Fprintln(w, "No changes.")
 		return
 	}
 	if p.Destroy {
-		fmt.Fprintf(w, "Destroy plan for group %s in namespace %s (plan -destroy: nothing is changed):\n", p.Group, p.Namespace)
+		fmt.Fprintf(w, "Destroy plan for group %s in namespace %s (plan -destroy: nothing is changed):\n", q(p.Group), q(p.Namespace))
 	} else {
-		fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", p.Group, p.Namespace)
+		fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", q(p.Group), q(p.Namespace))
 	}
 	for _, np := range p.Nodes {
 		var imgs []plan.Image
@@ -107,7 +107,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		if len(np.Changes) == 0 && len(imgs) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
 			continue
 		}
-		title := "node " + np.Node
+		title := "node " + q(np.Node)
 		if np.Node == "" {
 			title = "group"
 		}
@@ -116,19 +116,19 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		}
 		fmt.Fprintf(w, "\n  %s:\n", title)
 		for _, im := range imgs {
-			fmt.Fprintln(w, changeLine(pal, "^", "push", "image "+im.Tag))
+			fmt.Fprintln(w, changeLine(pal, "^", "push", "image "+q(im.Tag)))
 		}
 		for _, ch := range np.Changes {
 			writeChange(w, pal, ch)
 		}
 		for _, rc := range np.Records {
-			fmt.Fprintln(w, changeLine(pal, marks[rc.Action], string(rc.Action), rc.String()))
+			fmt.Fprintln(w, changeLine(pal, marks[rc.Action], string(rc.Action), q(rc.String())))
 		}
 		writeMigration(w, pal, np)
 		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
 	if m := p.Move; m != nil {
-		fmt.Fprintf(w, "\n  namespace %s (the group moves out once every node runs ready in %s; its claims stay):\n", m.From, p.Namespace)
+		fmt.Fprintf(w, "\n  namespace %s (the group moves out once every node runs ready in %s; its claims stay):\n", q(m.From), q(p.Namespace))
 		for _, ch := range m.Delete {
 			writeChange(w, pal, ch)
 		}
@@ -168,13 +168,13 @@ func changeLine(pal palette, mark, action, what string) string {
 }
 
 func writeChange(w io.Writer, pal palette, ch plan.Change) {
-	line := changeLine(pal, marks[ch.Action], string(ch.Action), ch.Key.String())
+	line := changeLine(pal, marks[ch.Action], string(ch.Action), q(ch.Key.String()))
 	if ch.Destructive {
 		line += "   " + pal.red("# DESTROYS DATA")
 	}
 	fmt.Fprintln(w, line)
 	if ch.Reason != "" && (ch.Destructive || len(ch.Diff) == 0) {
-		fmt.Fprintf(w, "        %s\n", ch.Reason)
+		fmt.Fprintf(w, "        %s\n", q(ch.Reason))
 	}
 	if ch.Action != plan.Update && ch.Action != plan.Replace {
 		return
@@ -186,11 +186,11 @@ func writeChange(w io.Writer, pal palette, ch plan.Change) {
 		}
 		switch {
 		case d.Old == "":
-			fmt.Fprintf(w, "        %s %s: %s\n", pal.green("+"), d.Path, d.New)
+			fmt.Fprintf(w, "        %s %s: %s\n", pal.green("+"), q(d.Path), q(d.New))
 		case d.New == "":
-			fmt.Fprintf(w, "        %s %s: %s\n", pal.red("-"), d.Path, d.Old)
+			fmt.Fprintf(w, "        %s %s: %s\n", pal.red("-"), q(d.Path), q(d.Old))
 		default:
-			fmt.Fprintf(w, "        %s %s: %s -> %s\n", pal.yellow("~"), d.Path, d.Old, d.New)
+			fmt.Fprintf(w, "        %s %s: %s -> %s\n", pal.yellow("~"), q(d.Path), q(d.Old), q(d.New))
 		}
 	}
 }
@@ -213,7 +213,7 @@ func writeSteps(w io.Writer, pal palette, steps []plan.Step) {
 	}
 	fmt.Fprintf(w, "    %s\n", pal.bold("steps:"))
 	for i, st := range steps {
-		fmt.Fprintf(w, "      %d. %s\n", i+1, st)
+		fmt.Fprintf(w, "      %d. %s\n", i+1, q(st.String()))
 	}
 }
 

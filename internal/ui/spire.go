@@ -13,8 +13,8 @@ func writeSpire(w io.Writer, pal palette, cs []plan.SpireChange) {
 	if len(cs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n  spire (cluster %s):\n", cs[0].Cluster)
+	fmt.Fprintf(w, "\n  spire (cluster %s):\n", q(cs[0].Cluster))
 	for _, c := range cs {
-		fmt.Fprintln(w, changeLine(pal, marks[c.Action], string(c.Action), c.String()))
+		fmt.Fprintln(w, changeLine(pal, marks[c.Action], string(c.Action), q(c.String())))
 	}
 }

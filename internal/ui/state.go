@@ -50,14 +50,14 @@ type StateNode struct {
 
 // PrintState writes `state show`'s text: the lock, the state's head and a table of its nodes.
 func PrintState(w io.Writer, v StateView) error {
-	fmt.Fprintf(w, "State of group %s in %s\n", v.Group, v.Location)
+	fmt.Fprintf(w, "State of group %s in %s\n", q(v.Group), q(v.Location))
 	writeLock(w, v.Lock)
 	doc := v.State
 	if doc == nil {
 		_, err := fmt.Fprintln(w, "No state: nothing applied yet.")
 		return err
 	}
-	fmt.Fprintf(w, "Namespace: %s\nSerial:    %d\nLineage:   %s\n", doc.Namespace, doc.Serial, doc.Lineage)
+	fmt.Fprintf(w, "Namespace: %s\nSerial:    %d\nLineage:   %s\n", q(doc.Namespace), doc.Serial, q(doc.Lineage))
 	if len(doc.Nodes) == 0 {
 		_, err := fmt.Fprintln(w, "Nodes:     none")
 		return err
@@ -66,7 +66,7 @@ func PrintState(w io.Writer, v StateView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tIMAGE\tLAST ROLLOUT\tROLES\tMACHINE ID")
 	for _, ns := range doc.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ns.Name, stateImage(ns), stateRollout(ns), stateRoles(ns.Roles), ns.MachineID)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", q(ns.Name), q(stateImage(ns)), q(stateRollout(ns)), q(stateRoles(ns.Roles)), q(ns.MachineID))
 	}
 	return tw.Flush()
 }
@@ -76,10 +76,10 @@ func writeLock(w io.Writer, lock *LockView) {
 		fmt.Fprintln(w, "Lock:      none")
 		return
 	}
-	fmt.Fprintf(w, "Lock:      held by %s\n", lock.Holder)
+	fmt.Fprintf(w, "Lock:      held by %s\n", q(lock.Holder))
 	switch lock.Process {
 	case "not running":
-		fmt.Fprintf(w, "           process %d is not running on this host: the lock is stale; remove it with `slipway state unlock %s`\n", lock.PID, lock.ID)
+		fmt.Fprintf(w, "           process %d is not running on this host: the lock is stale; remove it with `slipway state unlock %s`\n", lock.PID, q(lock.ID))
 	case "running":
 		fmt.Fprintf(w, "           process %d is running on this host\n", lock.PID)
 	}

@@ -24,17 +24,17 @@ func RolloutSummary(r *event.Rollout) string {
 	var s string
 	switch r.Result {
 	case event.RolloutReady:
-		s = fmt.Sprintf("ready %s at %s", r.Digest, at)
+		s = fmt.Sprintf("ready %s at %s", q(r.Digest), at)
 	case event.RolloutRolledBack:
-		s = fmt.Sprintf("rolled back to %s at %s", r.Digest, at)
+		s = fmt.Sprintf("rolled back to %s at %s", q(r.Digest), at)
 	case event.RolloutFailed:
-		s = fmt.Sprintf("failed %s at %s, with nothing to roll back to", r.Digest, at)
+		s = fmt.Sprintf("failed %s at %s, with nothing to roll back to", q(r.Digest), at)
 	case event.RolloutInProgress:
 		// Not ready: it has not run to the end (an apply or resume running or stopped, or a
 		// template applied while suspended).
-		s = fmt.Sprintf("in flight %s since %s, not ready yet; the next apply (resume, when suspended) follows it", r.Digest, at)
+		s = fmt.Sprintf("in flight %s since %s, not ready yet; the next apply (resume, when suspended) follows it", q(r.Digest), at)
 	default:
-		s = fmt.Sprintf("%s %s at %s", r.Result, r.Digest, at)
+		s = fmt.Sprintf("%s %s at %s", q(r.Result), q(r.Digest), at)
 	}
 	if r.Message != "" {
 		s += ": " + quote.Line(r.Message) // recorded from the cluster, perhaps by an older slipway
@@ -45,14 +45,14 @@ func RolloutSummary(r *event.Rollout) string {
 // Status writes a group's status as text: a table with one row per node, then the notes and
 // the last rollout of each node.
 func Status(w io.Writer, s *status.Group) {
-	fmt.Fprintf(w, "Group %s in namespace %s", s.Group, s.Namespace)
+	fmt.Fprintf(w, "Group %s in namespace %s", q(s.Group), q(s.Namespace))
 	if s.Applied {
 		fmt.Fprintf(w, " (state serial %d)\n", s.StateSerial)
 	} else {
 		fmt.Fprintln(w, " (nothing applied yet)")
 	}
 	if s.Suspended {
-		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n", s.Group)
+		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n", q(s.Group))
 	}
 	if len(s.Nodes) == 0 {
 		fmt.Fprintln(w, "No nodes.")
@@ -68,7 +68,7 @@ func Status(w io.Writer, s *status.Group) {
 	}
 	fmt.Fprintln(tw, header+"\tSUSPENDED")
 	for _, n := range s.Nodes {
-		row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s\t%s", n.Node, shortDigest(n.Desired), shortDigest(n.Running),
+		row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%s\t%s", q(n.Node), shortDigest(n.Desired), shortDigest(n.Running),
 			n.Ready, n.Replicas, phaseText(n.Phase, n.Reason), rolesText(n.Roles))
 		if versioned {
 			row += "\t" + stateText(n)
@@ -106,13 +106,13 @@ func Status(w io.Writer, s *status.Group) {
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "\nNotes:")
 		for _, n := range notes {
-			fmt.Fprintln(w, "  "+n)
+			fmt.Fprintln(w, "  "+q(n)) // composed of the cluster's and the state's words
 		}
 	}
 	publishedNames(w, s)
 	fmt.Fprintln(w, "\nLast rollouts:")
 	for _, n := range s.Nodes {
-		fmt.Fprintf(w, "  %s: %s\n", n.Node, RolloutSummary(n.LastRollout))
+		fmt.Fprintf(w, "  %s: %s\n", q(n.Node), RolloutSummary(n.LastRollout))
 	}
 }
 
@@ -151,14 +151,14 @@ func shortDigest(d string) string {
 		return "-"
 	}
 	if algo, hex, ok := strings.Cut(d, ":"); ok && len(hex) > 12 {
-		return algo + ":" + hex[:12]
+		return q(algo + ":" + hex[:12])
 	}
-	return d
+	return q(d)
 }
 
 func phaseText(phase status.Phase, reason string) string {
 	if reason != "" && phase != status.Ready {
-		return string(phase) + ": " + reason
+		return string(phase) + ": " + q(reason)
 	}
 	return string(phase)
 }
@@ -169,10 +169,10 @@ func rolesText(roles []status.Role) string {
 	}
 	parts := make([]string, 0, len(roles))
 	for _, r := range roles {
-		p := fmt.Sprintf("%s %d/%d", r.Name, r.Ready, r.Replicas)
+		p := fmt.Sprintf("%s %d/%d", q(r.Name), r.Ready, r.Replicas)
 		switch {
 		case r.Phase == status.Absent:
-			p = r.Name + " absent"
+			p = q(r.Name) + " absent"
 		case r.Replicas == 0 && r.Want > 0:
 			p += fmt.Sprintf(" (stopped, wants %d)", r.Want)
 		case r.Phase != status.Ready:
@@ -211,7 +211,7 @@ func publishedNames(w io.Writer, s *status.Group) {
 	if len(lines) > 0 {
 		fmt.Fprintln(w, "\nPublished names:")
 		for _, l := range lines {
-			fmt.Fprintln(w, l)
+			fmt.Fprintln(w, q(l))
 		}
 	}
 }

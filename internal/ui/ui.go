@@ -17,6 +17,13 @@ import (
 	"slipway.dev/slipway/internal/quote"
 )
 
+// q is a value as text prints it on one line: escape codes and every other non-printable
+// byte quoted. Names, images, versions, diff values, notes and reasons reach the printers from
+// the cluster, a state backend, a DNS or SPIRE server or a saved plan, and a value such as
+// `ok\x1b[2K\x1b[1ANo changes.` must not rewrite what is on the screen (issue 35, issue 43
+// item 11): every value a text printer writes goes through q (or quote.Line) once.
+func q(s string) string { return quote.Line(s) }
+
 // Printer renders events.
 type Printer interface {
 	Event(event.Event)

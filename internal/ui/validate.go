@@ -18,13 +18,13 @@ func Validation(stdout, stderr io.Writer, file string, grp *spec.Group, errs spe
 	}
 	if errs != nil {
 		for _, e := range errs {
-			if _, err := fmt.Fprintln(stderr, e.Error()); err != nil {
+			if _, err := fmt.Fprintln(stderr, q(e.Error())); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	_, err := fmt.Fprintf(stdout, "%s: valid (%s)\n", file, Plural(len(grp.Nodes), "node"))
+	_, err := fmt.Fprintf(stdout, "%s: valid (%s)\n", q(file), Plural(len(grp.Nodes), "node"))
 	return err
 }
 

@@ -33,7 +33,7 @@ func WavesPlan(w io.Writer, plans []WavePlan, o PlanOptions) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "Group %s (%s, target %s, namespace %s):\n", p.Name, p.File, p.Target, p.Namespace)
+		fmt.Fprintf(w, "Group %s (%s, target %s, namespace %s):\n", q(p.Name), q(p.File), q(p.Target), q(p.Namespace))
 		PlanNotes(w, p.Plan)
 		PlanWith(w, p.Plan, o)
 	}
@@ -91,19 +91,19 @@ func WavesStatus(w io.Writer, file string, groups []WaveHealth) {
 		if !g.Healthy {
 			health = "unhealthy"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, g.Target, g.Namespace, dash(strings.Join(g.DependsOn, ",")), health, dash(strings.Join(g.Blocks, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q(g.Name), q(g.Target), q(g.Namespace), dash(strings.Join(g.DependsOn, ",")), health, dash(strings.Join(g.Blocks, ",")))
 	}
 	_ = tw.Flush()
 	for _, g := range groups {
 		if g.Healthy {
 			continue
 		}
-		fmt.Fprintf(w, "\nGroup %s is not healthy:\n", g.Name)
+		fmt.Fprintf(w, "\nGroup %s is not healthy:\n", q(g.Name))
 		for _, why := range g.Why {
-			fmt.Fprintln(w, "  "+why)
+			fmt.Fprintln(w, "  "+q(why))
 		}
 		if len(g.Blocks) > 0 {
-			fmt.Fprintf(w, "  it blocks %s (apply of %s starts them only once it is healthy)\n", strings.Join(g.Blocks, ", "), file)
+			fmt.Fprintf(w, "  it blocks %s (apply of %s starts them only once it is healthy)\n", q(strings.Join(g.Blocks, ", ")), q(file))
 		}
 	}
 }

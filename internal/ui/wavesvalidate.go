@@ -49,12 +49,12 @@ func WavesValidation(stdout, stderr io.Writer, file string, groups []WaveValid, 
 	}
 	if errs != nil {
 		for _, e := range errs {
-			if _, err := fmt.Fprintln(stderr, e.Error()); err != nil {
+			if _, err := fmt.Fprintln(stderr, q(e.Error())); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	_, err := fmt.Fprintf(stdout, "%s: valid (%s, %s)\n", file, Plural(len(groups), "group"), Plural(nodes, "node"))
+	_, err := fmt.Fprintf(stdout, "%s: valid (%s, %s)\n", q(file), Plural(len(groups), "group"), Plural(nodes, "node"))
 	return err
 }

@@ -132,3 +132,32 @@ func (f *File) Downstream(name string) []string {
 	}
 	return out
 }
+
+// Upstream are the groups name waits on, directly or through others, in dependency order:
+// what must still be healthy while name rolls out.
+func (f *File) Upstream(name string) []string {
+	need := map[string]bool{}
+	byName := map[string]*Group{}
+	for _, g := range f.Groups {
+		byName[g.Name] = g
+	}
+	var visit func(n string)
+	visit = func(n string) {
+		for _, d := range byName[n].DependsOn {
+			if !need[d] {
+				need[d] = true
+				visit(d)
+			}
+		}
+	}
+	if byName[name] != nil {
+		visit(name)
+	}
+	var out []string
+	for _, g := range f.Order() {
+		if need[g.Name] {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}

@@ -200,3 +200,20 @@ func TestUnhealthy(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstream: what a group waits on, directly or not, is what must stay healthy while it
+// rolls out (issue 46 item 7).
+func TestUpstream(t *testing.T) {
+	f := example(t)
+	for name, want := range map[string][]string{
+		"platform": nil,
+		"config":   {"platform"},
+		"app-a":    {"platform", "config"},
+		"app-b":    {"platform", "config", "tools"},
+		"unknown":  nil,
+	} {
+		if d := cmp.Diff(want, f.Upstream(name)); d != "" {
+			t.Errorf("Upstream(%s) (-want +got):\n%s", name, d)
+		}
+	}
+}
