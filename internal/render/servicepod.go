@@ -165,11 +165,8 @@ func sidecarConfig(n *spec.Node, role *spec.Role) *secretsconf.Config {
 		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, CASHA256: s.CASHA256, AuthMount: s.AuthMount, Role: s.Role,
 		TokenFile: secretsconf.TokenFile, Dir: spec.SecretsDir, PollSeconds: int(s.Poll.Seconds()),
 	}
-	if c := role.Service.Image.Command; len(c) > 0 {
-		cfg.Service = c[0]
-	}
-	if role.Companion {
-		cfg.Companion = spec.CompanionCommand
+	if role.NeedsRestart() {
+		cfg.ServiceContainer = ContainerService
 	}
 	for _, f := range role.SidecarSecrets {
 		cfg.Files = append(cfg.Files, secretsconf.File{Name: f.File, Mount: f.Mount, Path: f.Path, Key: f.Key,
