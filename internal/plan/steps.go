@@ -284,7 +284,7 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 	keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" })
 	steps, early := movedAddress(p, g, n, np, keys, removed, addr.before)
 	out = append(out, steps...)
-	stopped := stoppedRoles(n, main, roleKey, ix)
+	stopped := stoppedRoles(n, main, np.Migration != nil, roleKey, ix)
 	for _, r := range stopped {
 		k := roleKey(n.Role(r))
 		out = append(out, Step{Kind: StepStopRole, Node: n.Name, Role: r, Object: &k})
@@ -324,6 +324,11 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 		if rc != nil {
 			st.Action = rc.Action
 		}
+		if rc != nil && rc.Action == Update && !slices.Contains(stopped, r.Name) && !p.Suspended {
+			// Rolled while it runs (its image stays): a failure sets its last ready
+			// template back instead of leaving it at 0.
+			st.Rollback = RollbackLastReady
+		}
 		if p.Suspended {
 			st.Replicas = 0
 		}
@@ -341,10 +346,14 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 
 // stoppedRoles are the roles that stop before the node's Deployment changes, sorted: roles on
 // the node's image when its pod template changes (any change, not only the image: a role must
-// never run beside a node it does not match), and a service role whose own template changes.
-// A role created in this run has nothing running to stop.
-func stoppedRoles(n *spec.Node, main *Change, roleKey func(*spec.Role) Key, ix *Index) []string {
+// never run beside a node it does not match), and a service role whose own template changes
+// with an image: its own (the service's), or the node's, or a state migration of the node
+// (FR-006a: the main pod's migrations run with the new image). A service role whose template
+// changes without one (its sidecarSecrets, its env) is not stopped: it rolls with its new
+// template at its start. A role created in this run has nothing running to stop.
+func stoppedRoles(n *spec.Node, main *Change, migration bool, roleKey func(*spec.Role) Key, ix *Index) []string {
 	templateChanges := main != nil && main.Action != Create && diffTouches(main.Diff, "spec.template.")
+	nodeImage := migration || main != nil && main.Action != Create && imageChanges(main)
 	var stopped []string
 	for _, r := range n.Roles {
 		rc := ix.Change(roleKey(r))
@@ -354,12 +363,30 @@ func stoppedRoles(n *spec.Node, main *Change, roleKey func(*spec.Role) Key, ix *
 		switch {
 		case r.Service == nil && templateChanges:
 			stopped = append(stopped, r.Name)
-		case r.Service != nil && rc != nil && diffTouches(rc.Diff, "spec.template."):
+		case r.Service != nil && rc != nil && diffTouches(rc.Diff, "spec.template.") && (nodeImage || imageChanges(rc)):
 			stopped = append(stopped, r.Name)
 		}
 	}
 	slices.Sort(stopped)
 	return stopped
+}
+
+// imageChanges reports whether a Deployment's change gives one of its pod's containers (the
+// node's, or the service's and its companion's) another image. A change whose fields are not
+// known field by field (a replace, an update without a diff) counts as one.
+func imageChanges(c *Change) bool {
+	if c.Action != Update || len(c.Diff) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(c.Diff, func(d FieldDiff) bool {
+		rest, ok := strings.CutPrefix(d.Path, "spec.template.spec.containers[")
+		if !ok {
+			return false
+		}
+		_, field, _ := strings.Cut(rest, "]")
+		// A container added or removed whole is a change of the image it runs.
+		return field == ".image" || field == ""
+	})
 }
 
 // diffTouches reports whether a field diff touches a path that contains part.
