@@ -421,7 +421,7 @@ nodes:
         replicas: 1
         ports: [9091]
         service:
-          image: {archive: build/sso.tar}
+          image: {archive: build/sso.tar, user: "65532"}
           environment: {{ENV}}
 `
 

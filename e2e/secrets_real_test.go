@@ -33,6 +33,12 @@ const serviceUID = "65532"
 // tree running as serviceUID, with /bin/companion the script companion (a shell script, so
 // its process's argv[0] is /bin/sh, never the service's command).
 func (g *Group) writeServiceArchive(file, companion string) {
+	g.writeServiceArchiveWith(file, companion, nil, nil)
+}
+
+// writeServiceArchiveWith is writeServiceArchive with the image's entrypoint and more files
+// (path in the tree → content, executable).
+func (g *Group) writeServiceArchiveWith(file, companion string, entrypoint []string, files map[string]string) {
 	g.t.Helper()
 	root := filepath.Join(g.Dir, "build", "rootfs-"+file)
 	if err := devcluster.BusyboxRootfs(context.Background(), root); err != nil {
@@ -41,13 +47,18 @@ func (g *Group) writeServiceArchive(file, companion string) {
 	if err := os.WriteFile(filepath.Join(root, "bin", "companion"), []byte("#!/bin/sh\n"+companion+"\n"), 0o755); err != nil {
 		g.t.Fatal(err)
 	}
+	for p, content := range files {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(content), 0o755); err != nil {
+			g.t.Fatal(err)
+		}
+	}
 	layer, err := devcluster.TreeLayer(root, root+".layer.tar.gz")
 	if err != nil {
 		g.t.Fatal(err)
 	}
 	img, err := mutate.AppendLayers(empty.Image, layer)
 	if err == nil {
-		img, err = mutate.Config(img, v1.Config{User: serviceUID, Env: []string{"PATH=/bin:/sbin:/usr/bin:/usr/sbin"}})
+		img, err = mutate.Config(img, v1.Config{User: serviceUID, Entrypoint: entrypoint, Env: []string{"PATH=/bin:/sbin:/usr/bin:/usr/sbin"}})
 	}
 	if err != nil {
 		g.t.Fatal(err)

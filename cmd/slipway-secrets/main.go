@@ -39,7 +39,7 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	s := &sidecar.Sidecar{Cfg: cfg, Log: os.Stderr, Self: args[0]}
+	s := &sidecar.Sidecar{Cfg: cfg, Log: os.Stderr}
 	if err := s.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "slipway-secrets:", err)
 		return 1

@@ -117,7 +117,7 @@ func secretsSource(ctx context.Context, progress io.Writer) image.Source {
 // named with registry. The image of an `init: systemd` node that slipway builds stops with
 // SIGRTMIN+3 (systemdStopSignal); init is "" for a service image.
 func imageSource(img spec.Image, registry string, served *[]spec.Port, init string) image.Source {
-	src := image.Source{Rootfs: img.Rootfs, Archive: img.Archive, Base: img.BaseIn(registry), Command: img.Command}
+	src := image.Source{Rootfs: img.Rootfs, Archive: img.Archive, Base: img.BaseIn(registry), Command: img.Command, User: img.User}
 	for _, a := range img.Add {
 		src.Add = append(src.Add, image.AddFile{Src: a.Src, Dst: a.Dst})
 	}

@@ -162,10 +162,15 @@ func TestApplyRollout(t *testing.T) {
 	}
 }
 
-// Role gating: a role starts only next to a ready node, and goes back to 0 when it fails.
+// Role gating: a role starts only next to a ready node, and goes back to 0 when it fails; a
+// service role whose template changes without a new image (its sidecarSecrets, issue 43) is
+// rolled without a stop and set back to its last ready template when it fails.
 func TestApplyRoles(t *testing.T) {
 	svc := []*spec.Role{{Name: "worker", Replicas: 1, Service: &spec.Service{}}}
 	replicasChange := plan.Change{Key: depKey("web-worker"), Action: plan.Update, Diff: []plan.FieldDiff{{Path: "spec.replicas"}}}
+	// Only the sidecar's configuration changes; the fake runs the template's image (the
+	// role's new template fails or not by the image given).
+	sidecarChange := plan.Change{Key: depKey("web-worker"), Action: plan.Update, Diff: []plan.FieldDiff{{Path: "spec.template.spec.initContainers[0].env[0].value"}}}
 	for _, tc := range []struct {
 		name      string
 		live      string
@@ -174,8 +179,17 @@ func TestApplyRoles(t *testing.T) {
 		change    plan.Change
 		wantErr   string
 		wantRole  int32
+		wantImage string // web-worker's image after the apply; "" not checked
 		wantCalls []string
 	}{
+		{name: "service role without a new image: rolled without a stop", live: imgA, roles: svc, roleImage: imgB, change: sidecarChange,
+			wantRole: 1, wantImage: imgB, wantCalls: []string{"apply Deployment web-worker"}},
+		{name: "service role without a new image fails: set back, stays up", live: imgA, roles: svc, roleImage: imgCrash, change: sidecarChange,
+			wantErr: "role worker did not become ready (CrashLoopBackOff", wantRole: 1, wantImage: imgA,
+			wantCalls: []string{"apply Deployment web-worker", "apply Deployment web-worker"}},
+		{name: "service role without a new image, not ready before: back to 0", live: imgA, roles: svc, roleImage: imgCrash, change: sidecarChange,
+			wantErr: "it is back at 0 replicas", wantRole: 0,
+			wantCalls: []string{"apply Deployment web-worker", "scale web-worker 0"}},
 		{name: "role changes next to a ready node", live: imgA, roleImage: imgA, change: replicasChange, wantRole: 1,
 			wantCalls: []string{"apply Deployment web-worker"}},
 		{name: "node not ready: the role is not started", live: imgHang, roleImage: imgHang, change: replicasChange,
@@ -186,12 +200,22 @@ func TestApplyRoles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newApplyRun(t, tc.live, tc.roles...)
+			if strings.Contains(tc.name, "not ready before") {
+				// An earlier run left the role on a template that never became ready.
+				if _, err := r.f.Apply(context.Background(), testDeployment("web-worker", imgHang, 1), applyOptions()); err != nil {
+					t.Fatal(err)
+				}
+				r.f.calls = nil
+			}
 			err := r.apply(context.Background(), tc.live, tc.roleImage, tc.change)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("apply: %v, want an error with %q", err, tc.wantErr)
 			}
 			if got := r.f.replicas("web-worker"); got != tc.wantRole {
 				t.Errorf("web-worker at %d replicas, want %d", got, tc.wantRole)
+			}
+			if got := r.f.image("web-worker"); tc.wantImage != "" && got != tc.wantImage {
+				t.Errorf("web-worker runs %s, want %s", got, tc.wantImage)
 			}
 			if d := cmp.Diff(tc.wantCalls, r.f.Calls()); d != "" {
 				t.Errorf("calls (-want +got):\n%s", d)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -32,6 +33,9 @@ func (b *fakeBuilder) Build(_ context.Context, src image.Source) (v1.Image, []st
 	defer b.mu.Unlock()
 	if b.imgs[src.Rootfs] == nil {
 		img, err := random.Image(64, 1)
+		if err == nil && src.User != "" {
+			img, err = mutate.Config(img, v1.Config{User: src.User})
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -89,7 +93,7 @@ func (r *fakeRegistry) pushed(t testing.TB, b *fakeBuilder, job image.Job) {
 func TestRenderPinsWhatApplyPins(t *testing.T) {
 	jobs := []image.Job{
 		{Name: "web", Repository: "reg/demo/web", Source: image.Source{Rootfs: "web"}},
-		{Name: "web-sso", Repository: "reg/demo/web-sso", Source: image.Source{Rootfs: "sso"}},
+		{Name: "web-sso", Repository: "reg/demo/web-sso", Source: image.Source{Rootfs: "sso", User: "65532"}},
 		{Name: "db", Repository: "reg/demo/db", Source: image.Source{Rootfs: "db"}},
 		{Name: "cache", Repository: "reg/demo/cache", Source: image.Source{Rootfs: "cache"}},
 	}

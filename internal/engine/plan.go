@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/event"
@@ -320,6 +321,10 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 			errs[i] = fmt.Errorf("node %s: image %s: %w", nodeOfJob(t.Group, job.Name), job.Name, err)
 			return
 		}
+		if err := serviceUser(t.Group, job.Name, img); err != nil {
+			errs[i] = fmt.Errorf("node %s: %w", nodeOfJob(t.Group, job.Name), err)
+			return
+		}
 		out[i] = plan.Image{Name: job.Name, Node: nodeOfJob(t.Group, job.Name), Tag: ref,
 			Digest: job.Repository + "@" + h.String(), Push: !found}
 		mu.Lock()
@@ -339,6 +344,30 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// serviceUser fails when image name is a service role's and its config would run the service
+// as root, which its container, locked to runAsNonRoot, refuses (issue 43): the loader
+// refuses that for a rootfs or an archive already, a base image's config is known only now,
+// once pulled.
+func serviceUser(g *spec.Group, name string, img v1.Image) error {
+	for _, n := range g.Nodes {
+		for _, r := range n.Roles {
+			if r.Service == nil || spec.RoleObjectName(n.Name, r.Name) != name {
+				continue
+			}
+			user, err := image.User(img)
+			if err != nil {
+				return fmt.Errorf("role %s: service image %s: %w", r.Name, name, err)
+			}
+			if problem := spec.RootUserProblem(user); problem != "" {
+				return fmt.Errorf("role %s: service image %s: the service would run as root, which its locked-down container refuses (runAsNonRoot): %s; set nodes.%s.roles.%s.service.image.user to a number other than 0 (e.g. `user: 65532`)",
+					r.Name, name, problem, n.Name, r.Name)
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // nodeOfJob maps an image name (node, <node>-<role>, or <node>-<role>/secrets) to its node.

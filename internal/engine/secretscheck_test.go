@@ -55,14 +55,14 @@ nodes:
     image: {rootfs: .}
     roles:
       sso:
-        service: {image: {rootfs: .}}
+        service: {image: {rootfs: ., user: "65532"}}
         sidecarSecrets:
           pw: {path: web/db, key: password}
   api:
     image: {rootfs: .}
     roles:
       sso:
-        service: {image: {rootfs: .}}
+        service: {image: {rootfs: ., user: "65532"}}
         sidecarSecrets:
           pw: {path: api/db, key: password}
   plain:

@@ -136,6 +136,7 @@ type imageConfig struct {
 }
 
 type containerConfig struct {
+	User       string            `json:"User,omitempty"`
 	Entrypoint []string          `json:"Entrypoint,omitempty"`
 	Labels     map[string]string `json:"Labels,omitempty"`
 	StopSignal string            `json:"StopSignal,omitempty"`
@@ -184,7 +185,7 @@ func buildRootfs(ctx context.Context, src Source, epoch time.Time, trees *treeIn
 	cfg := imageConfig{
 		Architecture: "amd64",
 		OS:           "linux",
-		Config:       containerConfig{Entrypoint: cmd, Labels: src.Labels, StopSignal: src.StopSignal},
+		Config:       containerConfig{User: src.User, Entrypoint: cmd, Labels: src.Labels, StopSignal: src.StopSignal},
 		RootFS:       rootFS{Type: "layers", DiffIDs: []v1.Hash{layer.diffID}},
 		History:      []history{{CreatedBy: "slipway: rootfs"}},
 	}
@@ -280,10 +281,10 @@ func (b *LocalBuilder) buildBase(ctx context.Context, src Source, epoch time.Tim
 	return img, warnings, err
 }
 
-// withConfig sets the command, labels and stop signal of src on img, leaving img untouched (and
+// withConfig sets the command, labels, stop signal and user of src on img, leaving img untouched (and
 // its digest the same) when it already has them.
 func withConfig(img v1.Image, src Source, what string) (v1.Image, error) {
-	if len(src.Command) == 0 && len(src.Labels) == 0 && src.StopSignal == "" {
+	if len(src.Command) == 0 && len(src.Labels) == 0 && src.StopSignal == "" && src.User == "" {
 		return img, nil
 	}
 	cf, err := img.ConfigFile()
@@ -298,6 +299,10 @@ func withConfig(img v1.Image, src Source, what string) (v1.Image, error) {
 	}
 	if src.StopSignal != "" && cf.Config.StopSignal != src.StopSignal {
 		cf.Config.StopSignal = src.StopSignal
+		changed = true
+	}
+	if src.User != "" && cf.Config.User != src.User {
+		cf.Config.User = src.User
 		changed = true
 	}
 	for k, v := range src.Labels {

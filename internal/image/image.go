@@ -54,6 +54,9 @@ type Source struct {
 	// systemd as PID 1 shuts down (on SIGTERM it re-executes itself and runs on). Empty: the
 	// image's own. Like Command, it changes an archive only when it differs.
 	StopSignal string
+	// User is the image config's User (`uid[:gid]` or a name); empty: none for a Rootfs, the
+	// image's own otherwise. Like Command, it changes an archive only when it differs.
+	User string
 	// Context is the directory Rootfs, Archive and the Add sources lie in (the group file's):
 	// every read of them goes through it and fails on a link leading out, even one made after
 	// the paths were checked. Empty: no such limit (a caller's own paths).
@@ -129,17 +132,32 @@ func TagFor(img v1.Image) (string, error) {
 // raw config for its labels alone: v1.ConfigFile's parse (times, history, every field) cost a
 // 1,000-node plan 33 ms of CPU for one label per node (issue 17).
 func Label(img v1.Image, key string) (string, error) {
+	cf, err := configOf(img)
+	return cf.Config.Labels[key], err
+}
+
+// User returns the User of img's config ("" none), read as Label reads a label.
+func User(img v1.Image) (string, error) {
+	cf, err := configOf(img)
+	return cf.Config.User, err
+}
+
+// rawConfig is the part of an image config Label and User read.
+type rawConfig struct {
+	Config struct {
+		Labels map[string]string `json:"Labels"`
+		User   string            `json:"User"`
+	} `json:"config"`
+}
+
+func configOf(img v1.Image) (rawConfig, error) {
+	var cf rawConfig
 	raw, err := img.RawConfigFile()
 	if err != nil {
-		return "", fmt.Errorf("image config: %w", err)
-	}
-	var cf struct {
-		Config struct {
-			Labels map[string]string `json:"Labels"`
-		} `json:"config"`
+		return cf, fmt.Errorf("image config: %w", err)
 	}
 	if err := json.Unmarshal(raw, &cf); err != nil {
-		return "", fmt.Errorf("image config: %w", err)
+		return cf, fmt.Errorf("image config: %w", err)
 	}
-	return cf.Config.Labels[key], nil
+	return cf, nil
 }

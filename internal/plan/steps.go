@@ -289,7 +289,7 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 	keys := keysWhere(np.Changes, func(c Change) bool { return c.Action != Delete && c.Key.Kind != "Deployment" })
 	steps, early := movedAddress(p, g, n, np, keys, removed, addr.before)
 	out = append(out, steps...)
-	stopped := stoppedRoles(n, main, roleKey, ix)
+	stopped := stoppedRoles(n, main, np.Migration != nil, roleKey, ix)
 	for _, r := range stopped {
 		k := roleKey(n.Role(r))
 		out = append(out, Step{Kind: StepStopRole, Node: n.Name, Role: r, Object: &k})
@@ -329,6 +329,11 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 		if rc != nil {
 			st.Action = rc.Action
 		}
+		if rc != nil && rc.Action == Update && !slices.Contains(stopped, r.Name) && !p.Suspended {
+			// Rolled while it runs (its image stays): a failure sets its last ready
+			// template back instead of leaving it at 0.
+			st.Rollback = RollbackLastReady
+		}
 		if p.Suspended {
 			st.Replicas = 0
 		}
@@ -342,29 +347,6 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 		out = append(out, Step{Kind: StepPrune, Node: n.Name, Objects: keys})
 	}
 	return out, early
-}
-
-// stoppedRoles are the roles that stop before the node's Deployment changes, sorted: roles on
-// the node's image when its pod template changes (any change, not only the image: a role must
-// never run beside a node it does not match), and a service role whose own template changes.
-// A role created in this run has nothing running to stop.
-func stoppedRoles(n *spec.Node, main *Change, roleKey func(*spec.Role) Key, ix *Index) []string {
-	templateChanges := main != nil && main.Action != Create && diffTouches(main.Diff, "spec.template.")
-	var stopped []string
-	for _, r := range n.Roles {
-		rc := ix.Change(roleKey(r))
-		if rc != nil && rc.Action == Create {
-			continue
-		}
-		switch {
-		case r.Service == nil && templateChanges:
-			stopped = append(stopped, r.Name)
-		case r.Service != nil && rc != nil && diffTouches(rc.Diff, "spec.template."):
-			stopped = append(stopped, r.Name)
-		}
-	}
-	slices.Sort(stopped)
-	return stopped
 }
 
 // diffTouches reports whether a field diff touches a path that contains part.

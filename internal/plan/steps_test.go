@@ -36,6 +36,7 @@ func TestBuildSteps(t *testing.T) {
 	dep := func(name string) *Key { return kp("Deployment", name) }
 	imageDiff := []FieldDiff{{Path: "spec.template.spec.containers[0].image", Old: "r/web@sha256:a", New: "r/web@sha256:b"}}
 	envDiff := []FieldDiff{{Path: "spec.template.spec.containers[0].env[1].value", Old: "1", New: "2"}}
+	sidecarDiff := []FieldDiff{{Path: "spec.template.spec.initContainers[0].env[0].value", Old: `{"files":[…a…]}`, New: `{"files":[…b…]}`}}
 	webImage := Image{Name: "web", Node: "web", Tag: "r/web:c-2", Digest: "r/web@sha256:b", Push: true}
 	ssoImage := Image{Name: "web-sso", Node: "web", Tag: "r/web-sso:c-2", Digest: "r/web-sso@sha256:d", Push: true}
 	unchanged := func(nodes ...NodeSteps) []NodeSteps {
@@ -105,6 +106,49 @@ func TestBuildSteps(t *testing.T) {
 			// No rollout of the node in this run: its readiness is awaited before sso starts.
 			want: &Steps{Nodes: unchanged(NodeSteps{Node: "web", Steps: []Step{
 				{Kind: StepPush, Node: "web", ImageName: "web-sso", Image: "r/web-sso:c-2"},
+				{Kind: StepStopRole, Node: "web", Role: "sso", Object: dep("web-sso")},
+				{Kind: StepAwaitReady, Node: "web", Object: dep("web"), Replicas: 1, Limit: 5 * time.Minute},
+				{Kind: StepStartRole, Node: "web", Role: "sso", Object: dep("web-sso"), Action: Update, Replicas: 1, Limit: 5 * time.Minute},
+			}})},
+		},
+		{
+			// Issue 43 item 6: only the role's sidecarSecrets change (the sidecar's config in
+			// its env), no image: the role rolls while it runs, and a failure sets it back.
+			name: "service-role change without an image",
+			plan: &Plan{Namespace: "demo", Nodes: []NodePlan{{Node: "web", Changes: []Change{
+				{Key: k("Deployment", "web-sso"), Action: Update, Diff: sidecarDiff},
+			}}}},
+			want: &Steps{Nodes: unchanged(NodeSteps{Node: "web", Steps: []Step{
+				{Kind: StepAwaitReady, Node: "web", Object: dep("web"), Replicas: 1, Limit: 5 * time.Minute},
+				{Kind: StepStartRole, Node: "web", Role: "sso", Object: dep("web-sso"), Action: Update, Replicas: 1, Limit: 5 * time.Minute, Rollback: RollbackLastReady},
+			}})},
+		},
+		{
+			name: "service-role change without an image while the node's image changes",
+			plan: &Plan{Namespace: "demo", Images: []Image{webImage}, Nodes: []NodePlan{{Node: "web", Changes: []Change{
+				{Key: k("Deployment", "web"), Action: Update, Diff: imageDiff},
+				{Key: k("Deployment", "web-sso"), Action: Update, Diff: sidecarDiff},
+				{Key: k("Deployment", "web-worker"), Action: Update, Diff: imageDiff},
+			}}}},
+			// The seed's rule stays for a new image of the node: sso stops too.
+			want: &Steps{Nodes: unchanged(NodeSteps{Node: "web", Steps: []Step{
+				{Kind: StepPush, Node: "web", ImageName: "web", Image: "r/web:c-2"},
+				{Kind: StepStopRole, Node: "web", Role: "sso", Object: dep("web-sso")},
+				{Kind: StepStopRole, Node: "web", Role: "worker", Object: dep("web-worker")},
+				{Kind: StepApplyDeployment, Node: "web", Object: dep("web"), Action: Update},
+				awaitWeb,
+				{Kind: StepStartRole, Node: "web", Role: "sso", Object: dep("web-sso"), Action: Update, Replicas: 1, Limit: 5 * time.Minute},
+				{Kind: StepStartRole, Node: "web", Role: "worker", Object: dep("web-worker"), Action: Update, Replicas: 2, Limit: 5 * time.Minute},
+			}})},
+		},
+		{
+			name: "service role gets a companion",
+			plan: &Plan{Namespace: "demo", Nodes: []NodePlan{{Node: "web", Changes: []Change{
+				{Key: k("Deployment", "web-sso"), Action: Update, Diff: append(sidecarDiff,
+					FieldDiff{Path: "spec.template.spec.containers[1].image", New: "r/web-sso@sha256:d"})},
+			}}}},
+			// A container added is a new image in the pod: stopped as for the service's own.
+			want: &Steps{Nodes: unchanged(NodeSteps{Node: "web", Steps: []Step{
 				{Kind: StepStopRole, Node: "web", Role: "sso", Object: dep("web-sso")},
 				{Kind: StepAwaitReady, Node: "web", Object: dep("web"), Replicas: 1, Limit: 5 * time.Minute},
 				{Kind: StepStartRole, Node: "web", Role: "sso", Object: dep("web-sso"), Action: Update, Replicas: 1, Limit: 5 * time.Minute},
@@ -279,6 +323,8 @@ func TestStepString(t *testing.T) {
 		{Step{Kind: StepAwaitReady, Object: dep, Replicas: 1, Limit: time.Minute}, "await web ready before starting its roles (limit 1m0s)"},
 		{Step{Kind: StepStartRole, Role: "worker", Object: role, Action: Update, Replicas: 2, Limit: time.Minute},
 			"start role worker (update Deployment web-worker, 2 replicas, limit 1m0s)"},
+		{Step{Kind: StepStartRole, Role: "sso", Object: &Key{Kind: "Deployment", Namespace: "demo", Name: "web-sso"}, Action: Update, Replicas: 1, Limit: time.Minute, Rollback: RollbackLastReady},
+			"roll role sso without a stop (update Deployment web-sso, 1 replica, limit 1m0s; on failure set back to its last ready template)"},
 		{Step{Kind: StepStartRole, Role: "worker", Object: role, Replicas: 0, Limit: time.Minute},
 			"start role worker (Deployment web-worker, 0 replicas, limit 1m0s)"},
 		{Step{Kind: StepPrune, Objects: []Key{{Kind: "Service", Namespace: "demo", Name: "web-cron"}}}, "delete Service web-cron"},

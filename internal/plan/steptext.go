@@ -37,6 +37,9 @@ func (s Step) String() string {
 		if s.Action != "" {
 			what = string(s.Action) + " " + what
 		}
+		if s.Rollback == RollbackLastReady {
+			return fmt.Sprintf("roll role %s without a stop (%s, %s, limit %s; on failure set back to its last ready template)", s.Role, what, replicasText(s.Replicas), s.Limit)
+		}
 		return fmt.Sprintf("start role %s (%s, %s, limit %s)", s.Role, what, replicasText(s.Replicas), s.Limit)
 	case StepRemoveCopy:
 		return fmt.Sprintf("remove the copy of /var/lib from the volume (Job %s on the pod's host; the data stays at state version %s; limit %s)", s.Object.Name, s.StateVersion, s.Limit)

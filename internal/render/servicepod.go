@@ -166,11 +166,8 @@ func sidecarConfig(g *spec.Group, n *spec.Node, role *spec.Role) *secretsconf.Co
 		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, CASHA256: s.CASHA256, AuthMount: s.AuthMount, Role: g.SecretsRole(n.Name, s),
 		TokenFile: secretsconf.TokenFile, Dir: spec.SecretsDir, PollSeconds: int(s.Poll.Seconds()),
 	}
-	if c := role.Service.Image.Command; len(c) > 0 {
-		cfg.Service = c[0]
-	}
-	if role.Companion {
-		cfg.Companion = spec.CompanionCommand
+	if role.NeedsRestart() {
+		cfg.ServiceContainer = ContainerService
 	}
 	for _, f := range role.SidecarSecrets {
 		file := secretsconf.File{Name: f.File, Mount: f.Mount, Path: f.Path, Key: f.Key,

@@ -1,6 +1,6 @@
 // Package secretsconf is the configuration of slipway's secrets sidecar (FR-004e) as render
 // writes it and the sidecar reads it: where the server is, how to log in, which files to write
-// from which keys, and which process a `restart` secret stops. It holds no secret value, only
+// from which keys, and which container a `restart` secret restarts. It holds no secret value, only
 // paths and keys, so it travels in the pod template (an environment variable of the sidecar,
 // which its startup probe sees too) and a change of it rolls the pods out.
 package secretsconf
@@ -51,12 +51,12 @@ type Config struct {
 	Dir       string `json:"dir"` // where the files go: the memory volume
 	// PollSeconds is how often the secrets are read again.
 	PollSeconds int `json:"pollSeconds"`
-	// Service is the command (argv[0]) of the service's process, which a changed `restart`
-	// secret stops; "" stops every process of the pod that is not PID 1, the sidecar's own or
-	// the companion's.
-	Service   string `json:"service,omitempty"`
-	Companion string `json:"companion,omitempty"` // argv[0] of the companion, never stopped
-	Files     []File `json:"files"`
+	// ServiceContainer is the name of the container a changed `restart` secret restarts: the
+	// sidecar finds its processes by that container (the kubelet's mounts and the cgroup),
+	// never by a command name, so a service started by a script or a wrapper is found and the
+	// companion, whatever it runs, is not.
+	ServiceContainer string `json:"serviceContainer,omitempty"`
+	Files            []File `json:"files"`
 }
 
 // EngineDatabase is File.Engine for the static credentials of the database engine.
@@ -115,6 +115,8 @@ func Decode(raw []byte) (*Config, error) {
 		return nil, errors.New("configuration: no dir")
 	case len(c.Files) == 0:
 		return nil, errors.New("configuration: no files")
+	case c.NeedsRestart() && c.ServiceContainer == "":
+		return nil, errors.New("configuration: a restart file needs serviceContainer, the container it restarts")
 	}
 	if c.PollSeconds <= 0 {
 		c.PollSeconds = 10

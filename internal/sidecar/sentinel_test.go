@@ -60,7 +60,7 @@ func sentinelSidecar(t *testing.T, f secretsconf.File, log *syncBuffer) (*Sideca
 	f.Mount, f.Path = "secret", cmpOr(f.Path, "web/s")
 	cfg := &secretsconf.Config{Address: url, AuthMount: "kubernetes", Role: "node-web", TokenFile: tok,
 		Dir: t.TempDir(), PollSeconds: 1, Files: []secretsconf.File{f}}
-	return &Sidecar{Cfg: cfg, Log: log, Self: "/slipway-secrets", kill: func(int, syscall.Signal) error { return nil }}, fake
+	return &Sidecar{Cfg: cfg, Log: log, kill: func(int, syscall.Signal) error { return nil }}, fake
 }
 
 func cmpOr(a, b string) string {

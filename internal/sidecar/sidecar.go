@@ -26,8 +26,7 @@ type Sidecar struct {
 	Cfg  *secretsconf.Config
 	Log  io.Writer
 	Proc string // the proc tree of the PID namespace; "" is /proc
-	// Self is the sidecar's own argv[0]: processes of it (its probes) are never stopped.
-	Self string
+	pid  int    // the sidecar's PID in it; 0 is its own (a test's stand-in tree sets it)
 	kill func(pid int, sig syscall.Signal) error
 }
 
@@ -159,16 +158,16 @@ func (s *Sidecar) restart() error {
 	if kill == nil {
 		kill = func(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
 	}
-	p := procs{root: cmp.Or(s.Proc, "/proc"), self: os.Getpid(), kill: kill}
-	pids, err := p.stop(s.Cfg.Service, s.Cfg.Companion, s.Self)
+	p := procs{root: cmp.Or(s.Proc, "/proc"), self: cmp.Or(s.pid, os.Getpid()), kill: kill}
+	pids, err := p.stop(s.Cfg.ServiceContainer)
 	if err != nil {
-		return fmt.Errorf("restart: %w", err)
+		return fmt.Errorf("restart of container %s: %w", s.Cfg.ServiceContainer, err)
 	}
 	if len(pids) == 0 {
-		s.logf("a restart secret changed; no service process runs yet")
+		s.logf("a restart secret changed; no process of container %s runs yet", s.Cfg.ServiceContainer)
 	} else {
 		slices.Sort(pids)
-		s.logf("a restart secret changed: stopped the service (pids %v)", pids)
+		s.logf("a restart secret changed: stopped the service (container %s, pids %v)", s.Cfg.ServiceContainer, pids)
 	}
 	return markPending(s.Cfg.Dir, false)
 }

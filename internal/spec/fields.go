@@ -56,7 +56,7 @@ var (
 		leaf("address"), leaf("caFile"), leaf("caFetchUrl"), leaf("caSha256"), leaf("authMount"), leaf("role"),
 		leaf("audience"), leaf("pollInterval"),
 	)
-	imageFields    = fields(leaf("rootfs"), leaf("archive"), leaf("base"), list("add", addFields), leaf("command"))
+	imageFields    = fields(leaf("rootfs"), leaf("archive"), leaf("base"), list("add", addFields), leaf("command"), leaf("user"))
 	addFields      = fields(leaf("src"), leaf("dst"))
 	probeFields    = fields(leaf("exec"), sub("http", httpFields), leaf("tcp"))
 	httpFields     = fields(leaf("port"), leaf("path"))

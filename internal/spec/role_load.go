@@ -51,6 +51,9 @@ func (d *decoder) role(n *yaml.Node, path, nodeName, roleName string) (*Role, ro
 			s := &Service{}
 			if iv := sm["image"]; iv != nil {
 				s.Image = d.image(iv, sp+".image", true)
+				if problem, what := serviceImageUser(s.Image); problem != "" {
+					d.errAt(deref(iv), sp+".image", "the service would run as root, which its locked-down container refuses (runAsNonRoot): %s: %s; set user to a number other than 0 (e.g. `user: 65532`)", what, problem)
+				}
 			} else {
 				d.lacks(deref(v), sp, "image", "is required")
 			}

@@ -160,6 +160,14 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 			img.Command = cmd
 		}
 	}
+	if v := m["user"]; v != nil {
+		if u, ok := d.text(v, path+".user"); ok {
+			img.User = u // kept when refused: the service check then says nothing more
+			if !validUser(u) {
+				d.errAt(deref(v), path+".user", "%q is not a user: give `uid`, `uid:gid`, `name` or `name:group`", u)
+			}
+		}
+	}
 	return img
 }
 

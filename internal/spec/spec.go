@@ -129,6 +129,9 @@ type Image struct {
 	Base    string    // an image reference, plus the Add files as one more layer
 	Add     []AddFile // only with Base
 	Command []string  // empty: the image's own; /sbin/init for Rootfs unless set
+	// User is the image config's User (`uid`, `uid:gid`, `name`, `name:group`); empty: the
+	// image's own, none for Rootfs.
+	User string
 }
 
 // RegistryPrefix starts a base image in the registry slipway pushes to (--registry or
