@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"slipway.dev/slipway/internal/secretsconf"
 )
 
@@ -52,13 +54,14 @@ func TestStaticCreds(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &secretsconf.Config{Address: srv.URL, AuthMount: "kubernetes", Role: "node-web", TokenFile: tok, Dir: t.TempDir(), PollSeconds: 1,
+		ServiceContainer: "service",
 		Files: []secretsconf.File{
 			{Name: "password", Engine: secretsconf.EngineDatabase, Mount: "database", Path: "shop.orders", Key: "password", Restart: true},
 			{Name: "pg.conf", Engine: secretsconf.EngineDatabase, Mount: "database", Path: "shop.orders", Template: "user={{ .username }} password={{ .password }}"},
 		}}
-	kills := 0
-	s := &Sidecar{Cfg: cfg, Log: io.Discard, Self: "/slipway-secrets", Proc: t.TempDir(),
-		kill: func(int, syscall.Signal) error { kills++; return nil }}
+	var killed []int
+	s := &Sidecar{Cfg: cfg, Log: io.Discard, kill: func(pid int, _ syscall.Signal) error { killed = append(killed, pid); return nil }}
+	s.Proc, s.pid = fakeProcTree(t, podProcesses), 7 // the stand-in pod of signal_test.go
 	server, err := newServer(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -86,5 +89,8 @@ func TestStaticCreds(t *testing.T) {
 	}
 	if exists(cfg.Dir, pendingRestart) {
 		t.Error("the restart mark stayed after the restart")
+	}
+	if diff := cmp.Diff([]int{9}, killed); diff != "" {
+		t.Errorf("stopped after the rotation (-want +got):\n%s", diff)
 	}
 }
