@@ -36,6 +36,11 @@
 // Waves mode (issue 38), `go run ./bench -waves`, applies one waves file of 50 groups of 4 nodes
 // in 5 waves, against kubectl apply + wait of the same objects wave by wave, and its no-op.
 //
+// Tenants mode (issue 46), `go run ./bench -tenants`, applies 100 deployments of 4 nodes (25
+// group files, each two apps deployed as targets under two deployment ids) by 10 slipway runs
+// at once, against kubectl apply + wait of the same objects 10 at a time and the cluster's
+// floor, and counts lost locks and cross writes.
+//
 // Scale mode (issue 17) runs slipway alone, in namespace bench-scale, at each group size:
 //
 //	go run ./bench -scale -sizes 200,1000,2000 -profile -json scale.json -svg scale.svg
@@ -138,6 +143,8 @@ type Result struct {
 	Scale []ScaleRow `json:"scale,omitempty"`
 	// Publish holds the publish mode's steps.
 	Publish *PublishResult `json:"publish,omitempty"`
+	// Tenants holds the tenants mode's counts.
+	Tenants *TenantsResult `json:"tenants,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -171,6 +178,9 @@ func main() {
 	wavesGroups := flag.Int("groups", 50, "waves mode: groups")
 	wavesNodes := flag.Int("group-nodes", 4, "waves mode: nodes per group")
 	wavesCount := flag.Int("wave-count", 5, "waves mode: waves, each group depending on every group of the wave before")
+	tenantsMode := flag.Bool("tenants", false, "tenants mode: -deployments deployments of -group-nodes nodes (per group file two apps, each a target under two deployment ids), applied by -runs slipway runs at once, against kubectl apply + wait of the same objects with the same concurrency; lost locks and cross writes counted (issue 46)")
+	tenantsDeps := flag.Int("deployments", 100, "tenants mode: deployments, a multiple of 4")
+	tenantsRuns := flag.Int("runs", 10, "tenants mode: runs at once")
 	devDir := flag.String("dev-dir", "", "run on a core dev cluster of its own in this directory (started as by slipway --dir DIR dev up --core when not running), not on the shared one")
 	flag.Parse()
 	nsPlain, nsPublish = *publishNS+"-plain", *publishNS+"-publish"
@@ -207,6 +217,15 @@ func main() {
 			log.Fatalf("-waves: want groups >= waves >= 1 and nodes >= 1")
 		}
 	}
+	if *tenantsMode {
+		if b.scale || b.real || b.waves != nil {
+			log.Fatal("-tenants: runs alone")
+		}
+		b.tenants = &tenantsSpec{deployments: *tenantsDeps, nodes: *wavesNodes, runs: *tenantsRuns}
+		if b.tenants.deployments < 4 || b.tenants.deployments%4 != 0 || b.tenants.nodes < 1 || b.tenants.runs < 1 {
+			log.Fatal("-tenants: want -deployments a multiple of 4, -group-nodes >= 1, -runs >= 1")
+		}
+	}
 	ns, err := parseSizes(*sizes)
 	if err != nil {
 		log.Fatal(err)
@@ -219,6 +238,12 @@ func main() {
 	if *publish {
 		b.runPublish(ctx)
 		b.printPublish(os.Stdout)
+		writeJSON(b.res, *jsonOut)
+		return
+	}
+	if b.tenants != nil {
+		b.runTenants(ctx, *b.tenants)
+		b.printTenants(os.Stdout, *b.tenants)
 		writeJSON(b.res, *jsonOut)
 		return
 	}
@@ -257,9 +282,10 @@ type bench struct {
 	waitLimit   time.Duration
 	scale       bool
 	publish     bool
-	devDir      string     // -dev-dir: a core dev cluster of its own
-	real        bool       // -real: the nodes run on the real node
-	waves       *wavesSpec // -waves: the waves mode's shape
+	devDir      string       // -dev-dir: a core dev cluster of its own
+	real        bool         // -real: the nodes run on the real node
+	waves       *wavesSpec   // -waves: the waves mode's shape
+	tenants     *tenantsSpec // -tenants: the tenants mode's shape
 
 	env        *devcluster.Env
 	kc         *kube.Client

@@ -25,7 +25,7 @@ import (
 
 func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm bool) error {
 	// The waves mode publishes nothing: it needs no publishing parts, and so does not build them.
-	env, running, err := devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Dir: b.devDir, Core: b.devDir != "" || b.waves != nil})
+	env, running, err := devcluster.Up(ctx, devcluster.Options{Progress: os.Stderr, Dir: b.devDir, Core: b.devDir != "" || b.waves != nil || b.tenants != nil})
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 		return fmt.Errorf("build slipway: %v\n%s", err, out)
 	}
 	log.Printf("built slipway in %.1fs", time.Since(t0).Seconds())
-	if !skipHelm && !b.scale && b.waves == nil {
+	if !skipHelm && !b.scale && b.waves == nil && b.tenants == nil {
 		if b.helm, err = buildHelm(ctx, filepath.Join(cache, "bin")); err != nil {
 			b.note(fmt.Sprintf("Helm left out: %v", err))
 			log.Printf("Helm left out: %v", err)
@@ -83,7 +83,7 @@ func (b *bench) setup(ctx context.Context, cache string, skipKubectl, skipHelm b
 		}
 	}
 	b.run = run
-	if b.scale || b.waves != nil {
+	if b.scale || b.waves != nil || b.tenants != nil {
 		return nil // each size writes its own group; the waves mode writes its own
 	}
 	return b.writeInputs(ctx, skipKubectl)
@@ -214,6 +214,8 @@ func (b *bench) namespaces() []string {
 	switch {
 	case b.waves != nil:
 		return b.waves.namespaces()
+	case b.tenants != nil:
+		return b.tenants.namespaces()
 	case b.publish:
 		return []string{nsPlain, nsPublish}
 	case b.scale:
