@@ -296,25 +296,13 @@ func (b *bench) tally(outs []runOut, step string) {
 	}
 }
 
-// tenantsFloor is the cluster's floor of a tool's deployments: their first object's creation
-// to their last Deployment's Available, over every namespace.
+// tenantsFloor is the cluster's floor of a tool's deployments (floorOver their namespaces).
 func (b *bench) tenantsFloor(ctx context.Context, tool string, deps []tenantDep, ns func(tenantDep) string) {
-	var first, last time.Time
+	var namespaces []string
 	for _, d := range deps {
-		f, l, err := b.floorTimes(ctx, ns(d))
-		if err != nil {
-			b.note(fmt.Sprintf("floor of %s: %v", tool, err))
-			return
-		}
-		if first.IsZero() || f.Before(first) {
-			first = f
-		}
-		if l.After(last) {
-			last = l
-		}
+		namespaces = append(namespaces, ns(d))
 	}
-	b.res.Floors[tool] = last.Sub(first).Seconds()
-	log.Printf("%-8s cluster floor %8.0fs  (%s → %s)", tool, last.Sub(first).Seconds(), first.Format(time.TimeOnly), last.Format(time.TimeOnly))
+	b.floorOver(ctx, tool, namespaces)
 }
 
 // printTenants prints the steps and slipway's figures against the floor and the goals of

@@ -160,9 +160,19 @@ func (b *bench) runWaves(ctx context.Context, w wavesSpec, profile bool) {
 // floorOf is the cluster's floor of a tool's groups: their first object's creation to their
 // last Deployment's Available, over every namespace.
 func (b *bench) floorOf(ctx context.Context, tool, prefix string, w wavesSpec) {
-	var first, last time.Time
+	var namespaces []string
 	for i := range w.groups {
-		f, l, err := b.floorTimes(ctx, wavesGroup(prefix, i))
+		namespaces = append(namespaces, wavesGroup(prefix, i))
+	}
+	b.floorOver(ctx, tool, namespaces)
+}
+
+// floorOver is the cluster's floor of a tool's objects in namespaces: the first object's
+// creation to the last Deployment's Available, over them all.
+func (b *bench) floorOver(ctx context.Context, tool string, namespaces []string) {
+	var first, last time.Time
+	for _, ns := range namespaces {
+		f, l, err := b.floorTimes(ctx, ns)
 		if err != nil {
 			b.note(fmt.Sprintf("floor of %s: %v", tool, err))
 			return
