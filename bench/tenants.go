@@ -104,20 +104,31 @@ func writeAppsGroup(dir, grp string, apps []string, k int, run string) error {
 	return os.WriteFile(filepath.Join(dir, "slipway.yaml"), []byte(y.String()), 0o644)
 }
 
-// prepareTenants renders the peer's deployments (pushing their images), R at a time.
+// prepareTenants renders the peer's deployments (pushing their images), R at a time; the
+// deployments of one peer group file one after the other, since render holds its state's lock.
 func (b *bench) prepareTenants(ctx context.Context, t tenantsSpec) error {
-	deps := t.deps()
-	errs := make([]error, len(deps))
-	forEach(len(deps), t.runs, func(i int) {
-		d := deps[i]
-		errs[i] = b.renderTo(ctx, filepath.Join(b.work, d.peerDir), d.peerNS, b.peerFile(d), true)
+	byDir := map[string][]tenantDep{}
+	var dirs []string
+	for _, d := range t.deps() {
+		if byDir[d.peerDir] == nil {
+			dirs = append(dirs, d.peerDir)
+		}
+		byDir[d.peerDir] = append(byDir[d.peerDir], d)
+	}
+	errs := make([]error, len(dirs))
+	forEach(len(dirs), t.runs, func(i int) {
+		for _, d := range byDir[dirs[i]] {
+			if errs[i] = b.renderTo(ctx, filepath.Join(b.work, d.peerDir), d.peerNS, b.peerFile(d), true); errs[i] != nil {
+				return
+			}
+		}
 	})
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
-	log.Printf("peer's objects of %d deployments rendered, their images pushed", len(deps))
+	log.Printf("peer's objects of %d deployments rendered, their images pushed", len(t.deps()))
 	return nil
 }
 
