@@ -121,7 +121,7 @@ func TestForeignMigrationJob(t *testing.T) {
 	if !strings.Contains(r.Stderr, "apply refused before any change") || !strings.Contains(r.Stderr, conflict) {
 		t.Errorf("apply: want a refusal before any change naming the Job, got %s", r)
 	}
-	g.requireVersion("after the refused apply", "1", nil, "1")
+	g.requireVersionBeside("after the refused apply", "1", nil, "1", theirs.UID)
 	got, err := jobs.Get(ctx, "solo-state", metav1.GetOptions{})
 	if err != nil || got.UID != theirs.UID || got.DeletionTimestamp != nil {
 		t.Fatalf("their Job after apply: %v (uid %v, want %v)", err, got.GetUID(), theirs.UID)

@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"slipway.dev/slipway/internal/render"
@@ -77,6 +79,13 @@ func (g *Group) soloState() *state.NodeState {
 // requireVersion checks the state's version and copy, and the live template's state step.
 func (g *Group) requireVersion(when, version string, copyHeld *state.StateCopy, step string) {
 	g.t.Helper()
+	g.requireVersionBeside(when, version, copyHeld, step)
+}
+
+// requireVersionBeside is requireVersion in a namespace that holds someone else's Jobs: the
+// Jobs there are exactly those of the UIDs foreign (slipway left none of its own).
+func (g *Group) requireVersionBeside(when, version string, copyHeld *state.StateCopy, step string, foreign ...types.UID) {
+	g.t.Helper()
 	ns := g.soloState()
 	if ns.StateVersion != version || (ns.Copy == nil) != (copyHeld == nil) || ns.Copy != nil && *ns.Copy != *copyHeld {
 		g.t.Errorf("%s: state version %q, copy %+v; want %q, %+v", when, ns.StateVersion, ns.Copy, version, copyHeld)
@@ -84,8 +93,18 @@ func (g *Group) requireVersion(when, version string, copyHeld *state.StateCopy, 
 	if v, ok, mounts := g.stateStep(); !ok || v != step || !mounts {
 		g.t.Errorf("%s: solo's state step at %q (present %v, mounts the claim %v), want at %q", when, v, ok, mounts, step)
 	}
-	if jobs, err := g.Kube.Clientset.BatchV1().Jobs(g.Name).List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
-		g.t.Errorf("%s: Jobs left in the namespace: %v %v", when, jobs, err)
+	jobs, err := g.Kube.Clientset.BatchV1().Jobs(g.Name).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		g.t.Fatalf("%s: list Jobs: %v", when, err)
+	}
+	var left []string
+	for _, j := range jobs.Items {
+		if !slices.Contains(foreign, j.UID) {
+			left = append(left, j.Name)
+		}
+	}
+	if len(left) > 0 || len(jobs.Items) != len(foreign) {
+		g.t.Errorf("%s: %d Jobs in the namespace, slipway's %v; want only the foreign ones %v", when, len(jobs.Items), left, foreign)
 	}
 }
 
