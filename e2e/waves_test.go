@@ -56,9 +56,10 @@ func (w waveSetup) namespaces() map[string]string {
 	}
 }
 
-// states are the state names of the entries (group, or group-app).
+// states are the state names of the entries: the deployment identity, the group or
+// group.app for a target (issue 46), never the namespace's group-app.
 func (w waveSetup) states() []string {
-	return []string{w.prefix + "-base", w.prefix + "-mid", w.prefix + "-ind", w.prefix + "-app-front", w.prefix + "-app-data"}
+	return []string{w.prefix + "-base", w.prefix + "-mid", w.prefix + "-ind", w.prefix + "-app.front", w.prefix + "-app.data"}
 }
 
 // write writes every group file with trial, and mid's node web with midEnv.
