@@ -111,7 +111,7 @@ func TestCheckSecretsServers(t *testing.T) {
 			name:      "token withheld from plain http: one note for the server",
 			srv:       &fakeSecretsServer{withheld: true},
 			wantNotes: []string{"secrets server https://bao.test:8200 (node api, web, slipway.yaml:4): answers; plan does not send the token of SLIPWAY_OPENBAO_TOKEN_FILE over plain http:// except to a loopback address: its roles are not checked (give an https:// address)"},
-			wantAsked: []string{"kubernetes/node-api", "kubernetes/node-web"},
+			wantAsked: []string{"kubernetes/slipway.demo.api", "kubernetes/slipway.demo.web"},
 		},
 		{
 			name:    "CA not the pinned one",
@@ -205,7 +205,7 @@ func TestUnpinnedCANote(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/node-web": goodRole("node-web")}}
+			srv := &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/slipway.demo.web": goodRole("node-web")}}
 			e := New(Options{Parallelism: 1, SecretsServer: func(context.Context, *spec.SecretsServer) (secretsServer, error) { return srv, nil }})
 			notes, err := e.checkSecretsServers(context.Background(), g, "demo")
 			if err != nil {
