@@ -283,11 +283,12 @@ func readOrEmpty(path string) []byte {
 func spireEditedPlans(t *testing.T, st *spireTest, adm *spireAdmin, planFile string) {
 	t.Helper()
 	text := string(readOrEmpty(planFile))
-	allow := `"name":"` + st.Name + `:node-a"`
-	host := `"spiffeID":"` + st.hostID("a") + `"`
+	// The plan file is indented JSON (plan.Write): a key, ": ", its value.
+	allow := `"name": "` + st.Name + `:node-a"`
+	host := `"spiffeID": "` + st.hostID("a") + `"`
 	for name, edited := range map[string]string{
-		"a command in an allow-list name": strings.Replace(text, allow, `"name":"`+st.Name+`:node-a\"; touch pwned; echo \""`, 1),
-		"the admin's SPIFFE ID":           strings.Replace(text, host, `"spiffeID":"spiffe://`+devcluster.SpireTrustDomain+`/admin"`, 1),
+		"a command in an allow-list name": strings.Replace(text, allow, `"name": "`+st.Name+`:node-a\"; touch pwned; echo \""`, 1),
+		"the admin's SPIFFE ID":           strings.Replace(text, host, `"spiffeID": "spiffe://`+devcluster.SpireTrustDomain+`/admin"`, 1),
 	} {
 		if edited == text {
 			t.Fatalf("%s: the plan file holds neither %s nor %s", name, allow, host)
