@@ -74,7 +74,7 @@ func TestSpireReal(t *testing.T) {
 				t.Errorf("plan does not show %q:\n%s", w, r.Stdout)
 			}
 		}
-		spireEditedPlans(t, one, adm, planFile)
+		planText += spireEditedPlans(t, one, adm, planFile)
 		// The refused applies made the group's own objects (their step comes before spire's):
 		// the saved plan is stale, so it is made again.
 		one.run(0, "plan", "-out", planFile)
@@ -280,17 +280,26 @@ func readOrEmpty(path string) []byte {
 // spireEditedPlans: issue 46 item 10. A saved plan is a file anyone may edit: an allow-list
 // name that would run a command on the spire node and an entry with the admin's SPIFFE ID
 // (the counts unchanged) run nothing and mint nothing; apply refuses them.
-func spireEditedPlans(t *testing.T, st *spireTest, adm *spireAdmin, planFile string) {
+func spireEditedPlans(t *testing.T, st *spireTest, adm *spireAdmin, planFile string) string {
 	t.Helper()
-	text := string(readOrEmpty(planFile))
-	allow := `"name":"` + st.Name + `:node-a"`
-	host := `"spiffeID":"` + st.hostID("a") + `"`
-	for name, edited := range map[string]string{
-		"a command in an allow-list name": strings.Replace(text, allow, `"name":"`+st.Name+`:node-a\"; touch pwned; echo \""`, 1),
-		"the admin's SPIFFE ID":           strings.Replace(text, host, `"spiffeID":"spiffe://`+devcluster.SpireTrustDomain+`/admin"`, 1),
+	// The plan file is indented JSON (plan.Write): a key, ": ", its value.
+	allow := `"name": "` + st.Name + `:node-a"`
+	host := `"spiffeID": "` + st.hostID("a") + `"`
+	var texts strings.Builder
+	for _, tc := range []struct{ name, from, to string }{
+		{"a command in an allow-list name", allow, `"name": "` + st.Name + `:node-a\"; touch pwned; echo \""`},
+		{"the admin's SPIFFE ID", host, `"spiffeID": "spiffe://` + devcluster.SpireTrustDomain + `/admin"`},
 	} {
+		name := tc.name
+		// Each edit starts from a fresh plan: a refused apply made the group's own objects
+		// (their step comes before spire's), so the plan before it is stale for that reason
+		// alone.
+		st.run(0, "plan", "-out", planFile)
+		text := string(readOrEmpty(planFile))
+		texts.WriteString(text)
+		edited := strings.Replace(text, tc.from, tc.to, 1)
 		if edited == text {
-			t.Fatalf("%s: the plan file holds neither %s nor %s", name, allow, host)
+			t.Fatalf("%s: the plan file does not hold %s", name, tc.from)
 		}
 		f := filepath.Join(st.Dir, "edited.plan")
 		if err := os.WriteFile(f, []byte(edited), 0o600); err != nil {
@@ -308,4 +317,5 @@ func spireEditedPlans(t *testing.T, st *spireTest, adm *spireAdmin, planFile str
 			t.Errorf("%s: the spire node has files of %s after the edited plan", name, st.cluster)
 		}
 	}
+	return texts.String()
 }

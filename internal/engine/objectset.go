@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,6 +50,20 @@ func (s *objectSet) get(k plan.Key) *unstructured.Unstructured {
 		}
 	}
 	return u
+}
+
+// keysOf are the keys of the objects of kind the set still holds, sorted.
+func (s *objectSet) keysOf(kind string) []plan.Key {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []plan.Key
+	for k := range s.byKey {
+		if k.Kind == kind {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b plan.Key) int { return strings.Compare(a.String(), b.String()) })
+	return out
 }
 
 // release drops node's objects: its steps have run.

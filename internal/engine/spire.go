@@ -85,18 +85,17 @@ func (e *Engine) planSpire(ctx context.Context, t Target, lane *spire.Lane, desi
 }
 
 // spirePodLabels are the nodes' LabelSpirePod values in the plan apply runs (its main
-// Deployments); the lane checks their form before an entry selects them.
-func spirePodLabels(p *plan.Plan) (map[string]string, error) {
+// Deployments), read from the run's objects: Apply takes them out of the plan (p.Desired is
+// nil by the time a step runs). The lane checks their form before an entry selects them.
+func spirePodLabels(objs *objectSet) (map[string]string, error) {
 	out := map[string]string{}
-	for _, d := range p.Desired {
-		if d.GetKind() != "Deployment" {
+	for _, k := range objs.keysOf("Deployment") {
+		d := objs.get(k)
+		if d == nil {
 			continue
 		}
 		if plan.IsStub(d) {
-			var err error
-			if d, err = p.Deferred.Object(plan.KeyOf(d)); err != nil {
-				return nil, err
-			}
+			return nil, fmt.Errorf("%s: the plan holds a stub of it and not the object", k)
 		}
 		labels, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
 		if v := labels[spec.LabelSpirePod]; v != "" && labels[spec.LabelRole] == "" {
@@ -119,7 +118,7 @@ func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
 		return e.retireSpireLeftovers(ctx, r.t)
 	}
 	defer done()
-	if lane.PodLabels, err = spirePodLabels(r.p); err != nil {
+	if lane.PodLabels, err = spirePodLabels(r.objs); err != nil {
 		return fmt.Errorf("group %s: spire: %w", r.t.Group.Name, err)
 	}
 	e.emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
