@@ -19,18 +19,18 @@ nodes:
       openbao: {address: "http://bao.invalid:8200"}
     roles:
       sso:
-        service: {image: {rootfs: nodes/web/rootfs, command: [/bin/app]}}
+        service: {image: {rootfs: nodes/web/rootfs, user: "65532", command: [/bin/app]}}
         sidecarSecrets:
           pw: {path: web/db, key: password, restart: true}
           app.conf: {path: web/db, template: "password={{ .password }}"}
         companion: true
 `
 
-// TestSecretsSidecarApplies: a service role with sidecar secrets deploys (on kwok, which runs
-// no program: the sidecar's own behaviour is the sidecar package's tests and needs the real
-// node): the sidecar image is an index of linux/amd64 and arm64 pushed to
-// <ns>/<node>-<role>/secrets and pinned by digest, the pod has the native sidecar and the
-// companion, and a second plan has nothing to do.
+// TestSecretsSidecarApplies: a service role with sidecar secrets (its image runs as a non-root
+// user, as a service image must) deploys (on kwok, which runs no program: the sidecar's own
+// behaviour is the sidecar package's tests and needs the real node): the sidecar image is an
+// index of linux/amd64 and arm64 pushed to <ns>/<node>-<role>/secrets and pinned by digest,
+// the pod has the native sidecar and the companion, and a second plan has nothing to do.
 func TestSecretsSidecarApplies(t *testing.T) {
 	g := NewGroup(t, "sidecar", sidecarGroup, "web")
 	apply := g.MustRun(0, "apply", "--yes")
