@@ -59,15 +59,9 @@ type Config struct {
 	Files            []File `json:"files"`
 }
 
-// EngineDatabase is File.Engine for the static credentials of the database engine.
-const EngineDatabase = "database"
-
-// File is one file of the sidecar: a key of a KV v2 secret, or a template over its keys; with
-// Engine EngineDatabase, of the static credentials <Mount>/static-creds/<Path> instead
-// (username, password).
+// File is one file of the sidecar: a key of a KV v2 secret, or a template over its keys.
 type File struct {
 	Name     string `json:"name"`
-	Engine   string `json:"engine,omitempty"` // "" (KV v2) or EngineDatabase
 	Mount    string `json:"mount"`
 	Path     string `json:"path"`
 	Key      string `json:"key,omitempty"`
