@@ -106,7 +106,7 @@ func (r *renderer) spirePod(d *appsv1.Deployment, n *spec.Node) {
 		ps.Affinity.PodAntiAffinity = &corev1.PodAntiAffinity{}
 	}
 	aa := ps.Affinity.PodAntiAffinity
-	aa.RequiredDuringSchedulingIgnoredDuringExecution = append(aa.RequiredDuringSchedulingIgnoredDuringExecution, SpireAntiAffinity())
+	aa.RequiredDuringSchedulingIgnoredDuringExecution = append(aa.RequiredDuringSchedulingIgnoredDuringExecution, SpireAntiAffinity(r.ns))
 }
 
 // spirePodLabel sets LabelSpirePod to a digest of the template without it: every change of
@@ -121,13 +121,22 @@ func spirePodLabel(t *corev1.PodTemplateSpec) {
 	t.Labels[spec.LabelSpirePod] = hex.EncodeToString(sum[:8])
 }
 
-// SpireAntiAffinity keeps an agent pod off a kube node that runs another of slipway's, in
-// any of slipway's namespaces. Only slipway's: a pod anyone labels
+// SpireAntiAffinity keeps an agent pod of namespace ns off a kube node that runs another of
+// slipway's, in any of slipway's namespaces. Only slipway's: a pod anyone labels
 // slipway.dev/spire-agent=true in a namespace of their own must not take a spire node's
 // kube node from it (plan names such pods).
-func SpireAntiAffinity() corev1.PodAffinityTerm {
+//
+// The term names ns itself besides the namespace selector (the same pods: ns is slipway's):
+// kube-scheduler's queueing hint for a deleted pod (v1.37.2, interpodaffinity
+// isSchedulableAfterAssignedPodChange) matches terms without evaluating a namespaceSelector,
+// so with the selector alone an agent pod kept Pending by another was not tried again when
+// that pod went, only by the unschedulable-pods sweep (up to 5 minutes; kubernetes issue
+// 141953). Named, a pod of the deployment's own namespace that goes requeues it at once; one
+// of another slipway namespace still waits for the sweep.
+func SpireAntiAffinity(ns string) corev1.PodAffinityTerm {
 	return corev1.PodAffinityTerm{
 		LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelSpireAgent: "true"}},
+		Namespaces:        []string{ns},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{spec.LabelManagedBy: spec.ManagedBy}},
 		TopologyKey:       corev1.LabelHostname,
 	}

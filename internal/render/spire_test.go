@@ -30,7 +30,7 @@ func TestSpireRules(t *testing.T) {
 			t.Errorf("%s: pod lacks label %s", name, spec.LabelSpireAgent)
 		}
 		terms := ps.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-		if d := cmp.Diff([]corev1.PodAffinityTerm{render.SpireAntiAffinity()}, terms); d != "" {
+		if d := cmp.Diff([]corev1.PodAffinityTerm{render.SpireAntiAffinity(d.Namespace)}, terms); d != "" {
 			t.Errorf("%s: required anti-affinity (-want +got):\n%s", name, d)
 		}
 		// Issue 46 item 11: each node's pods carry a digest of their template, which its
