@@ -167,17 +167,20 @@ func TestApplyThreeNodes(t *testing.T) {
 	for _, np := range nps.Items {
 		gotPolicies[np.Name] = policySummary(np)
 	}
+	// Every selector carries the deployment's own mark: a foreign pod with a node's name label
+	// is neither selected nor a peer (issue 46 item 5).
+	own := spec.LabelGroup + "=" + g.Name
 	wantPolicies := map[string][]string{
 		"default-deny": {"select={" + spec.LabelGroup + "=" + g.Name + "} types=[Ingress]"},
-		"web": {"select={app.kubernetes.io/name=web} types=[Ingress]",
+		"web": {"select={app.kubernetes.io/name=web," + own + "} types=[Ingress]",
 			"from=[pods-of-ns 192.0.2.0/24] ports=[TCP/22 TCP/80 TCP/443]",
 			"from=[0.0.0.0/0 ::/0] ports=[TCP/80 TCP/443]"},
-		"db":    {"select={app.kubernetes.io/name=db} types=[Ingress]", "from=[pods-of-ns] ports=[TCP/5432]"},
-		"cache": {"select={app.kubernetes.io/name=cache} types=[Ingress]", "from=[pods-of-ns] ports=[TCP/6379]"},
-		"web-worker": {"select={app.kubernetes.io/name=web-worker} types=[Ingress]",
+		"db":    {"select={app.kubernetes.io/name=db," + own + "} types=[Ingress]", "from=[pods-of-ns] ports=[TCP/5432]"},
+		"cache": {"select={app.kubernetes.io/name=cache," + own + "} types=[Ingress]", "from=[pods-of-ns] ports=[TCP/6379]"},
+		"web-worker": {"select={app.kubernetes.io/name=web-worker," + own + "} types=[Ingress]",
 			"from=[pods-of-ns 192.0.2.0/24] ports=[TCP/8080]"},
-		"web-worker-metrics": {"select={app.kubernetes.io/name=web-worker} types=[Ingress]",
-			"from=[pod:app.kubernetes.io/name=web] ports=[TCP/9101]"},
+		"web-worker-metrics": {"select={app.kubernetes.io/name=web-worker," + own + "} types=[Ingress]",
+			"from=[pod:app.kubernetes.io/name=web," + own + "] ports=[TCP/9101]"},
 	}
 	if diff := cmp.Diff(wantPolicies, gotPolicies); diff != "" {
 		t.Errorf("NetworkPolicies (-want +got):\n%s", diff)

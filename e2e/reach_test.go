@@ -94,7 +94,7 @@ func TestReachPolicies(t *testing.T) {
 		}, webEgress...),
 		"web-batch": append([]string{"types Ingress Egress"}, webEgress...),
 		"web-worker-metrics": {"types Ingress",
-			"ingress from pods{app.kubernetes.io/name=web} on tcp/9101",
+			"ingress from pods{app.kubernetes.io/name=web,slipway.dev/group=" + g.Name + "} on tcp/9101", // only the deployment's own web (issue 46 item 5)
 			"ingress from ns{kubernetes.io/metadata.name=monitoring} pods{app=prometheus} on tcp/9101",
 		},
 	}
