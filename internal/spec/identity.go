@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -39,7 +40,7 @@ func (i Identity) Key() string {
 	key := i.Group
 	switch {
 	case i.ID != "":
-		key += "." + cmpOr(target, TargetAll) + "." + i.ID
+		key += "." + cmp.Or(target, TargetAll) + "." + i.ID
 	case target != "":
 		key += "." + target
 	}
@@ -50,13 +51,6 @@ func (i Identity) Key() string {
 	h := hex.EncodeToString(sum[:20])
 	prefix := strings.TrimRight(i.Group[:min(len(i.Group), 16)], "-")
 	return prefix + "." + h[:20] + "." + h[20:] + "." + hashedSuffix
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // PerApp reports whether the deployment is one app's nodes rather than every node.
