@@ -110,7 +110,11 @@ func Objects(in Input) ([]Object, error) {
 		} else if len(ports) > 0 {
 			services = append(services, r.nodeService(n, ports))
 		}
-		deployments = append(deployments, r.nodeDeployment(n))
+		d, err := r.nodeDeployment(n)
+		if err != nil {
+			return nil, fmt.Errorf("render group %s: node %s: %w", g.Name, n.Name, err)
+		}
+		deployments = append(deployments, d)
 		for _, role := range n.Roles {
 			// A role without ports still gets its policy when it must carry the node's egress.
 			if len(role.Ports) > 0 || n.Firewall.Egress != nil {
@@ -342,7 +346,7 @@ func (r *renderer) deployment(name string, labels map[string]string, replicas in
 
 // nodeDeployment runs the node's one pod: never two at a time (Recreate), its state claim on
 // /var/lib, its machine ID in container_uuid (FR-004, FR-012, FR-013).
-func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
+func (r *renderer) nodeDeployment(n *spec.Node) (*appsv1.Deployment, error) {
 	ps := r.podSpec(n)
 	c, hash := r.nodeContainer(&ps, n, &n.PodInputs, r.in.MachineIDs[n.Name], "")
 	ps.Volumes = append([]corev1.Volume{{Name: "state", VolumeSource: corev1.VolumeSource{
@@ -358,9 +362,11 @@ func (r *renderer) nodeDeployment(n *spec.Node) *appsv1.Deployment {
 	r.spirePod(d, n)
 	setConfigHash(&d.Spec.Template, hash)
 	if r.in.Group.Spire != nil {
-		spirePodLabel(&d.Spec.Template)
+		if err := spirePodLabel(&d.Spec.Template); err != nil {
+			return nil, err
+		}
 	}
-	return d
+	return d, nil
 }
 
 // roleDeployment runs a role: the node's image with slipway.role=<role> (FR-004a), or the

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path"
 
@@ -111,14 +112,15 @@ func (r *renderer) spirePod(d *appsv1.Deployment, n *spec.Node) {
 
 // spirePodLabel sets LabelSpirePod to a digest of the template without it: every change of
 // the pod makes another value, and the node's alias entry follows it.
-func spirePodLabel(t *corev1.PodTemplateSpec) {
+func spirePodLabel(t *corev1.PodTemplateSpec) error {
 	delete(t.Labels, spec.LabelSpirePod)
 	b, err := json.Marshal(t)
 	if err != nil {
-		panic(err) // a PodTemplateSpec always marshals
+		return fmt.Errorf("label %s: %w", spec.LabelSpirePod, err)
 	}
 	sum := sha256.Sum256(b)
 	t.Labels[spec.LabelSpirePod] = hex.EncodeToString(sum[:8])
+	return nil
 }
 
 // SpireAntiAffinity keeps an agent pod of namespace ns off a kube node that runs another of
