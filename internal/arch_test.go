@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"image":      {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":       {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":      {"event", "kube", "quote", "redact", "spec"},
-	"engine":     {"dns", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":     {"dns", "engine/central", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	"devcluster": {},
 	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
@@ -58,6 +58,9 @@ var allowed = map[string][]string{
 	"secretsbin/gen": {"secretsbin"}, // go generate's builder of the embedded programs
 	// The SPIRE lane (FR-015 to FR-017): its server and spire node, the cluster through kube.
 	"engine/spire": {"kube", "plan", "spec"},
+	// The central lane (issue 44): PostgreSQL through pgx, OpenBao through its client; no
+	// other lane imports it.
+	"engine/central": {"openbao", "plan", "spec"},
 }
 
 // clientGo are the packages that may import client-go directly; state may reach it only

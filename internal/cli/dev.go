@@ -12,7 +12,7 @@ import (
 func newDevCmd(_ *Globals) *cobra.Command {
 	var dir string
 	var gates []string
-	var core, publish, noRealNode, spire, secrets bool
+	var core, publish, noRealNode, spire, secrets, central bool
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "A local Kubernetes cluster (kwok) and OCI registry for trying slipway out and for tests",
@@ -28,7 +28,7 @@ func newDevCmd(_ *Globals) *cobra.Command {
 			}
 			// The publishing parts (MetalLB, Envoy Gateway) build for about 10 minutes the first
 			// time and only groups with publish: use them: dev up starts them when asked.
-			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: !publish, NoRealNode: noRealNode, Spire: spire, Secrets: secrets}
+			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: !publish, NoRealNode: noRealNode, Spire: spire, Secrets: secrets, Central: central}
 			if cmd.Flags().Changed("feature-gates") {
 				o.FeatureGates = gates
 			}
@@ -51,6 +51,8 @@ func newDevCmd(_ *Globals) *cobra.Command {
 		"without the publishing parts: what dev up does unless --publish (kept for scripts)")
 	up.Flags().BoolVar(&secrets, "secrets", false,
 		"also the secrets server (Vault "+devcluster.VaultVersion+" in memory, KV v2 and kubernetes auth; built the first time), for the secrets sidecar; added to a running cluster")
+	up.Flags().BoolVar(&central, "central", false,
+		"also PostgreSQL (Debian's package; needs --secrets) and the secrets server's database engine for it, for groups with central:; added to a running cluster")
 	up.Flags().BoolVar(&noRealNode, "no-real-node", false,
 		"without the real kubelet node beside the kwok nodes (one per machine: a second cluster beside one that has it)")
 	up.Flags().BoolVar(&spire, "spire", false,

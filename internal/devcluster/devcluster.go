@@ -48,6 +48,10 @@ type Env struct {
 	OpenBaoAddr      string `json:"openbaoAddr,omitempty"`
 	OpenBaoCAFile    string `json:"openbaoCAFile,omitempty"`
 	OpenBaoTokenFile string `json:"openbaoTokenFile,omitempty"`
+	// PostgresHost is where the dev PostgreSQL listens (postgres.go; dev up --central), and
+	// PostgresPassFile the passfile (0600) with its admin's password.
+	PostgresHost     string `json:"postgresHost,omitempty"`
+	PostgresPassFile string `json:"postgresPassFile,omitempty"`
 
 	node *realNodePlan // the real node dev up starts with the cluster
 }
@@ -77,7 +81,7 @@ func DefaultDir() (string, error) {
 // Exports is the shell text that points slipway, kubectl and client-go at the cluster.
 func (e *Env) Exports() string {
 	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s PATH=%s:$PATH\n",
-		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports() + e.realNodeExports() + e.spireExports() + e.secretsExports()
+		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports() + e.realNodeExports() + e.spireExports() + e.secretsExports() + e.postgresExports()
 }
 
 // save writes e to cluster.json, which Load reads.
@@ -142,6 +146,9 @@ type Options struct {
 	Spire bool
 	// Secrets also starts the secrets server (vault.go), building it the first time.
 	Secrets bool
+	// Central also starts PostgreSQL (postgres.go) and configures the secrets server's
+	// database engine for it; it needs Secrets.
+	Central bool
 }
 
 // Up starts the dev cluster in opts.Dir, or finds it running there (running = true).
@@ -223,6 +230,11 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 				return nil, false, err
 			}
 		}
+		if opts.Central {
+			if err := e.ensurePostgres(ctx, opts.Progress); err != nil {
+				return nil, false, err
+			}
+		}
 		return e, true, nil
 	} else if !errors.Is(err, ErrNotRunning) {
 		fmt.Fprintf(opts.Progress, "dev: %v; starting anew\n", err)
@@ -275,6 +287,12 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, err
 		}
 	}
+	if opts.Central {
+		if err := e.ensurePostgres(ctx, opts.Progress); err != nil {
+			_, _ = stopAll(opts.Dir)
+			return nil, false, err
+		}
+	}
 	return e, false, nil
 }
 
@@ -320,6 +338,9 @@ func stopAll(dir string) (int, error) {
 		}
 	}
 	stopped := 0
+	if stopPostgres(dir) {
+		stopped++
+	}
 	if stopSecrets(dir) {
 		stopped++
 	}

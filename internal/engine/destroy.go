@@ -146,6 +146,10 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 	if err != nil {
 		return nil, err
 	}
+	centralAfter, err := e.destroyCentral(ctx, t, o.KeepClaims)
+	if err != nil {
+		return nil, err
+	}
 	e.emit(event.Event{Phase: event.PhaseDestroy, Message: s.Describe()})
 	if err := e.destroyDNS(ctx, t); err != nil {
 		return s, err
@@ -172,6 +176,9 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 			return s, err
 		}
 		e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("%d objects of group %s are gone (%s); namespace %s stays", len(s.Objects), t.Group.Name, time.Since(start).Round(100*time.Millisecond), t.Namespace)})
+	}
+	if err := centralAfter(); err != nil { // once the nodes are gone
+		return s, err
 	}
 	if s.KeepClaims {
 		return s, e.keepClaimsDone(ctx, t, s)

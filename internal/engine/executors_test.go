@@ -12,7 +12,7 @@ func TestEveryStepKindHasAnExecutor(t *testing.T) {
 		plan.StepApplyObjects, plan.StepStopRole, plan.StepApplyDeployment, plan.StepAwaitRollout,
 		plan.StepAwaitReady, plan.StepStartRole, plan.StepRemoveCopy, plan.StepPrune,
 		plan.StepRemoveNode, plan.StepRetireDNS, plan.StepPublishDNS, plan.StepAwaitAddress,
-		plan.StepAwaitAccepted, plan.StepAwaitResolved,
+		plan.StepAwaitAccepted, plan.StepAwaitResolved, plan.StepCentral,
 	}
 	for _, k := range kinds {
 		t.Run(string(k), func(t *testing.T) {

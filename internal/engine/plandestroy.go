@@ -46,6 +46,9 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	if p.Spire, err = e.planDestroySpire(ctx, t); err != nil {
 		return nil, err
 	}
+	if err := e.planDestroyCentral(ctx, t, p, false); err != nil {
+		return nil, err
+	}
 	switch {
 	case scope.StateLocation != "":
 		p.Notes = append(p.Notes, "the state of the group ("+scope.StateLocation+") is in the namespace and goes with it; the images stay in the registry")

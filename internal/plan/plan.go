@@ -158,6 +158,8 @@ type Plan struct {
 	Move *Move `json:"move,omitempty"`
 	// Spire are the SPIRE lane's changes (FR-015 to FR-017); nil without `spire:`.
 	Spire []SpireChange `json:"spire,omitempty"`
+	// Central are the central lane's changes (issue 44); nil without `central:`.
+	Central []CentralChange `json:"central,omitempty"`
 }
 
 // Counts sums up a plan.
@@ -174,6 +176,8 @@ type Counts struct {
 	Move int
 	// Spire counts the SPIRE lane's changes: entries, allow list, kubeconfig, rights.
 	Spire int
+	// Central counts the central lane's changes: logins, static roles, databases, KV entries.
+	Central int
 }
 
 // Counts returns the totals of the plan.
@@ -184,7 +188,7 @@ func (p *Plan) Counts() Counts {
 			c.Push++
 		}
 	}
-	c.Spire = len(p.Spire)
+	c.Spire, c.Central = len(p.Spire), len(p.Central)
 	for _, n := range p.Nodes {
 		for _, ch := range n.Changes {
 			switch ch.Action {

@@ -105,6 +105,8 @@ type Step struct {
 	// Spire are the changes a spire step makes: the plan's own (Plan.Spire), which a saved
 	// plan keeps, so the step leaves them out of JSON.
 	Spire []SpireChange `json:"-"`
+	// Central are the changes a central step makes (a share of Plan.Central).
+	Central []CentralChange `json:"-"`
 }
 
 // stepJSON is a Step as JSON: the limit as text ("5m0s"), replicas only where they count.
@@ -201,6 +203,8 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 		}
 	}
 	s.Before = append(s.Before, spireSteps(p)...) // after the account it reviews tokens as
+	cb, ca := centralSteps(p)
+	s.Before = append(s.Before, cb...)
 	ix, images := p.Index(), imagesByNode(p)
 	for _, n := range g.Nodes {
 		ns := NodeSteps{Node: n.Name}
@@ -221,6 +225,7 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 			s.After = append(s.After, Step{Kind: StepRemoveNode, Node: np.Node, Objects: keys})
 		}
 	}
+	s.After = append(s.After, ca...) // once no node uses them
 	return s
 }
 

@@ -59,6 +59,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("await claim %s bound, when its StorageClass binds claims as they are made (limit %s)", s.Object.Name, s.Limit)
 	case StepSpire:
 		return spireStepText(s.Spire)
+	case StepCentral:
+		return centralStepText(s.Central)
 	case StepAwaitResolved:
 		return fmt.Sprintf("await the references of %s resolved (limit %s)", names(s.Objects), s.Limit)
 	}

@@ -137,7 +137,7 @@ func (r *renderer) secretsSidecar(n *spec.Node, role *spec.Role) corev1.Containe
 		Name:          ContainerSecrets,
 		Image:         r.in.Images[spec.SecretsImageName(n.Name, role.Name)],
 		Command:       []string{secretsconf.Binary, "run"},
-		Env:           []corev1.EnvVar{{Name: secretsconf.Env, Value: sidecarConfig(n, role, r.in.Group.SecretsRole(n.Name, n.SecretsFrom)).Encode()}},
+		Env:           []corev1.EnvVar{{Name: secretsconf.Env, Value: sidecarConfig(r.in.Group, n, role).Encode()}},
 		RestartPolicy: &always,
 		// The sidecar's last log lines (the server's refusal, never a value) become the
 		// container's termination message, so a failed rollout says why (issue 36).
@@ -158,20 +158,28 @@ func (r *renderer) secretsSidecar(n *spec.Node, role *spec.Role) corev1.Containe
 	}
 }
 
-// sidecarConfig is what the sidecar does: paths and keys, never a value; it logs in as
-// secretsRole (spec.Group.SecretsRole).
-func sidecarConfig(n *spec.Node, role *spec.Role, secretsRole string) *secretsconf.Config {
+// sidecarConfig is what the sidecar does: paths and keys, never a value; it logs in as the
+// deployment's role (spec.Group.SecretsRole).
+func sidecarConfig(g *spec.Group, n *spec.Node, role *spec.Role) *secretsconf.Config {
 	s := n.SecretsFrom
 	cfg := &secretsconf.Config{
-		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, CASHA256: s.CASHA256, AuthMount: s.AuthMount, Role: secretsRole,
+		Address: s.Address, CAPEM: s.CAPEM, CAFetchURL: s.CAFetchURL, CASHA256: s.CASHA256, AuthMount: s.AuthMount, Role: g.SecretsRole(n.Name, s),
 		TokenFile: secretsconf.TokenFile, Dir: spec.SecretsDir, PollSeconds: int(s.Poll.Seconds()),
 	}
 	if role.NeedsRestart() {
 		cfg.ServiceContainer = ContainerService
 	}
 	for _, f := range role.SidecarSecrets {
-		cfg.Files = append(cfg.Files, secretsconf.File{Name: f.File, Mount: f.Mount, Path: f.Path, Key: f.Key,
-			Template: f.Template, Encoding: f.Encoding, Variable: f.Variable, Restart: f.Restart})
+		file := secretsconf.File{Name: f.File, Mount: f.Mount, Path: f.Path, Key: f.Key,
+			Template: f.Template, Encoding: f.Encoding, Variable: f.Variable, Restart: f.Restart}
+		// A login's static credentials and a KV entry of central: live under the
+		// deployment's names (issue 44).
+		if c := g.Central; c != nil && f.Login != "" {
+			file.Engine, file.Mount, file.Path = secretsconf.EngineDatabase, c.DatabaseMount, spec.CentralName(g.Name, f.Login)
+		} else if c != nil && f.Entry != "" {
+			file.Mount, file.Path = c.KVMount, spec.CentralKVPath(g.Name, f.Entry)
+		}
+		cfg.Files = append(cfg.Files, file)
 	}
 	return cfg
 }

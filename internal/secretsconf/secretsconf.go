@@ -59,9 +59,15 @@ type Config struct {
 	Files            []File `json:"files"`
 }
 
-// File is one file of the sidecar: a key of a KV v2 secret, or a template over its keys.
+// EngineDatabase is File.Engine for the static credentials of the database engine.
+const EngineDatabase = "database"
+
+// File is one file of the sidecar: a key of a KV v2 secret, or a template over its keys; with
+// Engine EngineDatabase, of the static credentials <Mount>/static-creds/<Path> instead
+// (username, password).
 type File struct {
 	Name     string `json:"name"`
+	Engine   string `json:"engine,omitempty"` // "" (KV v2) or EngineDatabase
 	Mount    string `json:"mount"`
 	Path     string `json:"path"`
 	Key      string `json:"key,omitempty"`

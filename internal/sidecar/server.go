@@ -118,3 +118,29 @@ func (s *server) read(ctx context.Context, mount, path string) (map[string]any, 
 		return nil, fmt.Errorf("read %s/%s: %w", mount, path, openbao.Reason(err))
 	}
 }
+
+// source reads the data of f's secret: a KV v2 secret, or the database engine's static
+// credentials of a role (username, password), which OpenBao rotates.
+func (s *server) source(ctx context.Context, f secretsconf.File) (map[string]any, error) {
+	if f.Engine != secretsconf.EngineDatabase {
+		return s.read(ctx, f.Mount, f.Path)
+	}
+	path := f.Mount + "/static-creds/" + f.Path
+	for try := 0; ; try++ {
+		sec, err := s.client.Logical().ReadWithContext(ctx, path)
+		if err == nil && sec != nil {
+			return sec.Data, nil
+		}
+		var re *bao.ResponseError
+		if try == 0 && errors.As(err, &re) && re.StatusCode == http.StatusForbidden {
+			if lerr := s.login(ctx); lerr != nil {
+				return nil, lerr
+			}
+			continue
+		}
+		if err == nil {
+			return nil, fmt.Errorf("read %s: no such static role", path)
+		}
+		return nil, fmt.Errorf("read %s: %w", path, openbao.Reason(err))
+	}
+}

@@ -84,15 +84,15 @@ func (s *Sidecar) Round(ctx context.Context, srv *server) error {
 	if err := srv.refresh(ctx); err != nil {
 		return err
 	}
-	data := map[[2]string]map[string]any{} // one read per mount and path
+	data := map[[3]string]map[string]any{} // one read per engine, mount and path
 	restart := exists(s.Cfg.Dir, pendingRestart)
 	var errs []error
 	for _, f := range s.Cfg.Files {
-		at := [2]string{f.Mount, f.Path}
+		at := [3]string{f.Engine, f.Mount, f.Path}
 		d, ok := data[at]
 		if !ok {
 			var err error
-			if d, err = srv.read(ctx, f.Mount, f.Path); err != nil {
+			if d, err = srv.source(ctx, f); err != nil {
 				errs = append(errs, fmt.Errorf("file %s: %w", f.Name, err))
 				continue
 			}

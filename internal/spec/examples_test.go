@@ -10,8 +10,8 @@ import (
 
 // TestFullExampleSetsEveryField: examples/full writes every field of SPEC §3 and §3a that the
 // loader accepts (the publishing lanes' publish: of §7 aside, the spire: of FR-015, which needs
-// a SPIRE server, and the secrets sidecar's fields, which need a secrets server:
-// examples/secrets has them), and a base image in slipway's own
+// a SPIRE server, the secrets sidecar's fields, which need a secrets server:
+// examples/secrets has them, and central:, which needs PostgreSQL and OpenBao: examples/central), and a base image in slipway's own
 // registry, so that it deploys where slipway pushes.
 func TestFullExampleSetsEveryField(t *testing.T) {
 	const file = "../../examples/full/slipway.yaml"
@@ -20,7 +20,8 @@ func TestFullExampleSetsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range unsetFields(t, data) {
-		if f != "publish" && !strings.HasPrefix(f, "publish.") && f != "spire" && !strings.HasPrefix(f, "spire.") && !sidecarField(f) {
+		if f != "publish" && !strings.HasPrefix(f, "publish.") && f != "spire" && !strings.HasPrefix(f, "spire.") && !sidecarField(f) &&
+			f != "central" && !strings.HasPrefix(f, "central.") {
 			t.Errorf("%s does not set %s", file, f)
 		}
 	}

@@ -16,8 +16,21 @@ var (
 		each("nodes", "<node>", nodeFields),
 		sub("publish", publishFields),
 		sub("spire", spireFields),
+		sub("central", centralFields),
 	))
-	spireFields = fields(
+	// A deployment's objects in the central services (issue 44).
+	centralFields = fields(
+		sub("openbao", centralOpenBaoFields),
+		each("databases", "<database>", centralDatabaseFields),
+		each("logins", "<login>", centralLoginFields),
+		each("kv", "<entry>", centralKVFields),
+	)
+	centralOpenBaoFields  = fields(leaf("databaseMount"), leaf("connection"), leaf("kvMount"))
+	centralDatabaseFields = fields(leaf("owner"), leaf("extensions"), leaf("protect"))
+	centralLoginFields    = fields(leaf("connectionLimit"), leaf("rotationPeriod"))
+	centralKVFields       = fields(sub("generate", centralGenerateFields), leaf("fromFile"), leaf("fromEnv"))
+	centralGenerateFields = fields(leaf("length"), leaf("alphabet"))
+	spireFields           = fields(
 		leaf("server"), leaf("trustDomain"), leaf("ssh"), leaf("hostKey"), leaf("configDir"), leaf("pidFile"),
 		leaf("tokenPath"),
 	)
@@ -70,6 +83,7 @@ var (
 	)
 	sidecarSecretFields = fields(
 		leaf("mount"), leaf("path"), leaf("key"), leaf("template"), leaf("encoding"), leaf("variable"), leaf("restart"),
+		leaf("login"), leaf("entry"),
 	)
 	serviceFields = fields(same("image", imageFields), leaf("environment"))
 

@@ -218,7 +218,11 @@ func (d *decoder) group(data []byte) *Group {
 	if v := m["spire"]; v != nil {
 		g.Spire = d.spire(v)
 	}
+	if v := m["central"]; v != nil {
+		g.Central = d.central(v)
+	}
 	d.validate(g)
+	d.validateCentral(g)
 	d.validatePublish(g)
 	d.validateNameOwners(g)
 	return g

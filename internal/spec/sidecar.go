@@ -61,7 +61,10 @@ type SidecarSecret struct {
 	Encoding string // "" or EncodingBase64
 	Variable string // the value holds NAME=value lines; the file gets this one's value
 	Restart  bool   // a new value stops the service, which Kubernetes starts again
-	Line     int
+	// Login reads the static credentials (username, password) of a login of `central:`
+	// instead of a KV secret; Entry reads a KV entry of `central:` (key value by default).
+	Login, Entry string
+	Line         int
 }
 
 // NeedsRestart reports whether some secret of the role restarts the service.
@@ -217,7 +220,8 @@ func (d *decoder) sidecarSecrets(n *yaml.Node, path string) []SidecarSecret {
 		for _, f := range []struct {
 			key string
 			dst *string
-		}{{"mount", &s.Mount}, {"path", &s.Path}, {"key", &s.Key}, {"template", &s.Template}, {"encoding", &s.Encoding}, {"variable", &s.Variable}} {
+		}{{"mount", &s.Mount}, {"path", &s.Path}, {"key", &s.Key}, {"template", &s.Template}, {"encoding", &s.Encoding}, {"variable", &s.Variable},
+			{"login", &s.Login}, {"entry", &s.Entry}} {
 			if x := m[f.key]; x != nil {
 				if str, ok := d.str(x, p+"."+f.key); ok {
 					*f.dst = str
@@ -237,6 +241,10 @@ func (d *decoder) sidecarSecrets(n *yaml.Node, path string) []SidecarSecret {
 // checkSidecarSecret reports what one secret lacks or has twice.
 func (d *decoder) checkSidecarSecret(n *yaml.Node, m map[string]*yaml.Node, p string, s *SidecarSecret) {
 	at := func(k string) *yaml.Node { return deref(m[k]) }
+	if m["login"] != nil || m["entry"] != nil {
+		d.checkCentralSecret(n, m, p, s)
+		return
+	}
 	if m["path"] == nil {
 		d.lacks(deref(n), p, "path", "is required")
 	} else if s.Path == "" || strings.HasPrefix(s.Path, "/") || strings.HasSuffix(s.Path, "/") {
@@ -270,6 +278,41 @@ func (d *decoder) checkSidecarSecret(n *yaml.Node, m map[string]*yaml.Node, p st
 		case !envName.MatchString(s.Variable):
 			d.errAt(at("variable"), p+".variable", "%q is not a variable name", s.Variable)
 		}
+	}
+}
+
+// checkCentralSecret checks a secret of `central:`: its place comes from the deployment, so
+// it has no mount or path.
+func (d *decoder) checkCentralSecret(n *yaml.Node, m map[string]*yaml.Node, p string, s *SidecarSecret) {
+	for _, f := range []string{"mount", "path"} {
+		if m[f] != nil {
+			d.errAt(deref(m[f]), p+"."+f, "is set by login or entry (the deployment's own name): leave it out")
+		}
+	}
+	if m["login"] != nil && m["entry"] != nil {
+		d.errAt(deref(m["entry"]), p+".entry", "set one of login and entry, not both")
+	}
+	if m["key"] != nil && m["template"] != nil {
+		d.errAt(deref(m["template"]), p+".template", "set one of key and template, not both")
+	}
+	switch {
+	case m["login"] != nil && m["key"] == nil && m["template"] == nil:
+		d.lacks(deref(n), p, "", "needs key (username or password) or template")
+	case m["login"] != nil && m["key"] != nil && s.Key != "username" && s.Key != "password":
+		d.errAt(deref(m["key"]), p+".key", "%q is not username or password", s.Key)
+	case m["entry"] != nil && m["key"] == nil && m["template"] == nil:
+		s.Key = CentralKVField
+	}
+	if m["template"] != nil {
+		if _, err := template.New(s.File).Option("missingkey=error").Parse(s.Template); err != nil {
+			d.errAt(deref(m["template"]), p+".template", "does not parse: %v", err)
+		}
+	}
+	if m["encoding"] != nil && (s.Encoding != EncodingBase64 || m["key"] == nil) {
+		d.errAt(deref(m["encoding"]), p+".encoding", "%q: base64 with key only", s.Encoding)
+	}
+	if m["variable"] != nil {
+		d.errAt(deref(m["variable"]), p+".variable", "is for a KV secret's env-style value, not login or entry")
 	}
 }
 

@@ -58,7 +58,10 @@ type Group struct {
 	Publish *Publish
 	// Spire is the `spire:` section; nil: no node gets a SPIRE identity (FR-015).
 	Spire *Spire
-	File  string // the file name as given to Load or Parse
+	// Central is the `central:` section: the deployment's databases, logins and KV entries
+	// (issue 44); nil: none.
+	Central *Central
+	File    string // the file name as given to Load or Parse
 	// Whole is the group a per-app target was taken from (ForTarget); nil for a group itself.
 	Whole *Group
 	// Identity is the deployment ForDeployment made the group for; Name is its Key. Zero for

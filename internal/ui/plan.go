@@ -37,6 +37,9 @@ func Applied(w io.Writer, p *plan.Plan) error {
 	if c.Spire > 0 {
 		line += fmt.Sprintf("; SPIRE: %d change(s)", c.Spire)
 	}
+	if c.Central > 0 {
+		line += fmt.Sprintf("; central services: %d change(s)", c.Central)
+	}
 	_, err := fmt.Fprintln(w, line+".")
 	return err
 }
@@ -131,6 +134,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		}
 	}
 	writeSpire(w, pal, p.Spire)
+	writeCentral(w, pal, p.Central)
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	plain := func(s string) string { return s }
 	for _, x := range []struct {
@@ -145,6 +149,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		{c.Migrate, "%d state migration(s)", pal.yellow},
 		{c.RemoveCopy, "%d cop(ies) of /var/lib to remove", plain},
 		{c.Spire, "%d SPIRE change(s)", plain},
+		{c.Central, "%d central service change(s)", plain},
 	} {
 		if x.n > 0 {
 			fmt.Fprintf(w, "; %s", x.paint(fmt.Sprintf(x.format, x.n)))
@@ -232,6 +237,8 @@ type planCounts struct {
 	RemoveCopy int `json:"removeCopy"`
 	// Spire counts the SPIRE lane's changes (entries, allow list, kubeconfig, rights).
 	Spire int `json:"spire"`
+	// Central counts the central lane's changes (logins, static roles, databases, KV entries).
+	Central int `json:"central"`
 }
 
 // planDoc is `plan -o json`: the plan without the rendered objects (those are for
@@ -258,6 +265,8 @@ type planDoc struct {
 	Drift            []plan.Drift  `json:"drift"`
 	// Spire are the SPIRE lane's changes (FR-015 to FR-017).
 	Spire []plan.SpireChange `json:"spire"`
+	// Central are the central lane's changes (issue 44).
+	Central []plan.CentralChange `json:"central"`
 }
 
 // nodeDoc is one node of `plan -o json`: its changes and the steps apply runs for it.
@@ -275,9 +284,9 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: p.HasChanges(),
 		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
 			Conflict: c.Conflict, Terminating: c.Terminating, Records: c.Records, RecordConflicts: c.RecordConflicts,
-			Migrate: c.Migrate, RemoveCopy: c.RemoveCopy, Spire: c.Spire},
+			Migrate: c.Migrate, RemoveCopy: c.RemoveCopy, Spire: c.Spire, Central: c.Central},
 		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
-		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift), Spire: nonNil(p.Spire),
+		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift), Spire: nonNil(p.Spire), Central: nonNil(p.Central),
 	}
 	for _, np := range p.Nodes {
 		if np.Node == "" {

@@ -143,7 +143,7 @@ func TestPlanJSON(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("plan -o json is not one JSON document: %v\n%s", err, b.String())
 	}
-	want := map[string]any{"push": 1.0, "create": 1.0, "update": 1.0, "replace": 0.0, "delete": 2.0, "conflict": 0.0, "terminating": 0.0, "records": 0.0, "recordConflicts": 0.0, "migrate": 0.0, "removeCopy": 0.0, "spire": 0.0}
+	want := map[string]any{"push": 1.0, "create": 1.0, "update": 1.0, "replace": 0.0, "delete": 2.0, "conflict": 0.0, "terminating": 0.0, "records": 0.0, "recordConflicts": 0.0, "migrate": 0.0, "removeCopy": 0.0, "spire": 0.0, "central": 0.0}
 	if d := cmp.Diff(want, doc["counts"]); d != "" {
 		t.Errorf("counts (-want +got):\n%s", d)
 	}
