@@ -137,16 +137,19 @@ func (e *Env) startPostgres(ctx context.Context, dir, host string) error {
 	if err := writeSecretFile(e.PostgresPassFile, line); err != nil {
 		return err
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(e.Ports[postgresProc]))
-	return waitFor(ctx, 60*time.Second, "PostgreSQL listens", func() (bool, string) {
+	// A listening server may still refuse sessions ("the database system is starting up"), and
+	// the secrets server's verify_connection would then fail: ready is when pg_isready says it
+	// accepts connections (it needs no password).
+	isready, err := postgresBin("pg_isready")
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, 60*time.Second, "PostgreSQL accepts connections", func() (bool, string) {
 		if _, ok := postgresPID(e.Dir); !ok {
 			return false, "not running; its log: " + logTail(filepath.Join(e.Dir, "logs", postgresProc+".log"), 5)
 		}
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil, fmt.Sprint(err)
+		out, err := exec.CommandContext(ctx, isready, "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(e.Ports[postgresProc]), "-t", "1").CombinedOutput()
+		return err == nil, strings.TrimSpace(fmt.Sprint(err, " ", string(out)))
 	})
 }
 
