@@ -52,6 +52,11 @@ func (l *Lane) apply(ctx context.Context, c plan.CentralChange) error {
 		if lg == nil {
 			return fmt.Errorf("login %s is not in the file", c.Key)
 		}
+		if c.Action == plan.Replace {
+			if err := l.Bao.Delete(ctx, l.staticRolePath(c.Name)); err != nil {
+				return err
+			}
+		}
 		return l.Bao.Write(ctx, l.staticRolePath(c.Name), map[string]any{
 			"db_name": l.Central.Connection, "username": c.Name, "rotation_period": int(lg.Rotation.Seconds())})
 	case plan.CentralDatabase:

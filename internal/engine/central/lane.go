@@ -166,8 +166,8 @@ func (l *Lane) planLogins(ctx context.Context, roles map[string]Role, p *Planned
 	return nil
 }
 
-// planStaticRole compares the login's static role; a login made anew gets it written again,
-// so that OpenBao sets the new role's password.
+// planStaticRole compares the login's static role; a login made anew gets it made again, so
+// that OpenBao sets the new role's password.
 func (l *Lane) planStaticRole(ctx context.Context, lg spec.CentralLogin, newLogin bool, p *Planned) error {
 	n := l.name(lg.Key)
 	sr, err := l.Bao.Read(ctx, l.staticRolePath(n))
@@ -182,7 +182,9 @@ func (l *Lane) planStaticRole(ctx context.Context, lg spec.CentralLogin, newLogi
 		return &ConflictError{What: "OpenBao static role", Name: l.Central.DatabaseMount + "/static-roles/" + n,
 			Holder: fmt.Sprintf("for user %q on connection %q", str(sr["username"]), str(sr["db_name"]))}
 	case newLogin:
-		p.add(plan.CentralStaticRole, lg.Key, n, plan.Update, "written again for its new login, which OpenBao gives a password")
+		// OpenBao sets the password only when it creates a static role (an update of one
+		// keeps the old password, which the new login does not have): delete, then create.
+		p.add(plan.CentralStaticRole, lg.Key, n, plan.Replace, "made again for its new login, which OpenBao gives a password")
 	case seconds(sr["rotation_period"]) != want:
 		p.add(plan.CentralStaticRole, lg.Key, n, plan.Update, fmt.Sprintf("rotation every %ds → %ds", seconds(sr["rotation_period"]), want))
 	}

@@ -92,6 +92,39 @@ func TestPlanApplyNoChanges(t *testing.T) {
 	}
 }
 
+// TestLoginMadeAgain: a login dropped behind slipway's back is made again, and its static role
+// with it (deleted, then created): OpenBao sets a password only when it creates a static
+// role, so a mere update would leave the new login with none that OpenBao knows.
+func TestLoginMadeAgain(t *testing.T) {
+	ctx := context.Background()
+	pg, b := newFakePG(), newFakeBao()
+	l := testLane(testCentral(), "shop", pg, b)
+	for i := range 2 {
+		if i == 1 {
+			delete(pg.roles, "shop.orders")
+		}
+		p, err := l.Plan(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			want := []string{"create login shop.orders", "replace static-role shop.orders"}
+			if d := cmp.Diff(want, summary(p.Changes)); d != "" {
+				t.Fatalf("plan after the login was dropped (-want +got):\n%s", d)
+			}
+		}
+		if err := l.Apply(ctx, p.Changes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.passwords["database/static-roles/shop.orders"]; got != 2 {
+		t.Errorf("OpenBao set the password %d times, want 2 (at the first apply and for the new login)", got)
+	}
+	if p, err := l.Plan(ctx, false); err != nil || len(p.Changes) != 0 {
+		t.Errorf("plan after the login was made again: %v, %v", summary(p.Changes), err)
+	}
+}
+
 // TestConflicts: an object of the deployment's name that it does not own stops the plan.
 func TestConflicts(t *testing.T) {
 	ctx := context.Background()

@@ -108,13 +108,18 @@ func atoi(s string) int {
 	return n
 }
 
-// fakeBao keeps static roles as written and KV v2 entries as metadata plus versions.
+// fakeBao keeps static roles as written and KV v2 entries as metadata plus versions. Like
+// OpenBao, it sets a static role's password only when a write creates the role (passwords
+// counts those by path); a write to an existing one changes only its settings.
 type fakeBao struct {
-	paths  map[string]map[string]any
-	writes int
+	paths     map[string]map[string]any
+	writes    int
+	passwords map[string]int
 }
 
-func newFakeBao() *fakeBao { return &fakeBao{paths: map[string]map[string]any{}} }
+func newFakeBao() *fakeBao {
+	return &fakeBao{paths: map[string]map[string]any{}, passwords: map[string]int{}}
+}
 
 func (f *fakeBao) Read(_ context.Context, path string) (map[string]any, error) {
 	return f.paths[path], nil
@@ -143,6 +148,9 @@ func (f *fakeBao) Write(_ context.Context, path string, data map[string]any) err
 		meta["custom_metadata"] = data["custom_metadata"]
 		f.paths[path] = meta
 		return nil
+	}
+	if _, ok := f.paths[path]; !ok && strings.Contains(path, "/static-roles/") {
+		f.passwords[path]++
 	}
 	f.paths[path] = data
 	return nil
