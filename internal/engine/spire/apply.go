@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -84,14 +85,15 @@ func quoteControl(s string) string {
 // token-review account's rights, then its kubeconfig and the allow list on the spire node
 // (one SSH session, one reconfiguration of the server), then the entries and the agents; on
 // destroy the rights go last. Every entry is checked to be the deployment's own (its ID,
-// its SPIFFE ID in the trust domain), so nothing else is made or deleted. When the spire
-// node's session fails, rights this call created are taken back.
+// its SPIFFE ID in the trust domain), so nothing else is made or deleted. When a part fails,
+// what this call created is taken back (rollback): no rights, file or entry outlives a sync
+// that did not finish.
 func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 	if len(cs) == 0 {
 		return nil
 	}
 	cluster := cs[0].Cluster
-	var rbacCreate, rbac, rbacGone, remote bool
+	var rbac, rbacGone, remote bool
 	var kubeconfig *plan.SpireChange
 	var creates, updates []plan.SpireEntryDef
 	var deletes, agents []string
@@ -101,12 +103,9 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 		}
 		switch c.What {
 		case plan.SpireClusterRole, plan.SpireRoleBinding:
-			switch c.Action {
-			case plan.Delete:
+			if c.Action == plan.Delete {
 				rbacGone = true
-			case plan.Create:
-				rbac, rbacCreate = true, true
-			default:
+			} else {
 				rbac = true
 			}
 		case plan.SpireKubeconfig:
@@ -135,20 +134,21 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 			}
 		}
 	}
+	undo := undoOf(cs)
+	failed := func(err error) error {
+		if rerr := l.rollback(ctx, cluster, undo); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
 	if rbac {
 		if err := l.Kube.ApplySpireRBAC(ctx, l.Namespace, l.Group); err != nil {
-			return fmt.Errorf("spire: %w", err)
+			return failed(fmt.Errorf("spire: %w", err))
 		}
 	}
 	if remote {
 		if err := l.applyRemote(ctx, cluster, cs, kubeconfig); err != nil {
-			if rbacCreate {
-				// The rights were made for this sync alone: they do not outlive it.
-				if derr := l.Kube.DeleteSpireRBAC(ctx, l.Group); derr != nil {
-					err = errors.Join(err, fmt.Errorf("spire: taking back the rights: %w", derr))
-				}
-			}
-			return err
+			return failed(err)
 		}
 	}
 	var errs []error
@@ -162,7 +162,7 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 		errs = append(errs, l.Server.UpdateEntries(ctx, updates))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err)
+		return failed(fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err))
 	}
 	// Last on the server: by now the allow list and the entries are gone, so an agent still
 	// running cannot attest again, nor get an SVID.
@@ -175,6 +175,73 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 		if err := l.Kube.DeleteSpireRBAC(ctx, l.Group); err != nil {
 			return fmt.Errorf("spire: %w", err)
 		}
+	}
+	return nil
+}
+
+// undoOf are the changes that take back what cs create: the entries, the allow files, the
+// kubeconfig and the rights that did not exist before (what cs update or delete is left as
+// the failed sync left it; the next plan says what remains).
+func undoOf(cs []plan.SpireChange) []plan.SpireChange {
+	var out []plan.SpireChange
+	for _, c := range cs {
+		if c.Action != plan.Create {
+			continue
+		}
+		u := c
+		u.Action, u.Reason = plan.Delete, "taken back: the sync failed"
+		if c.Entry != nil {
+			u.Entry = &plan.SpireEntryDef{ID: c.Entry.ID}
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// rollbackTimeout bounds the rollback of a failed sync, which runs even when the run was
+// interrupted (its context cancelled).
+const rollbackTimeout = 30 * time.Second
+
+// rollback takes back undo (undoOf): the entries first, then the files on the spire node,
+// then the rights, each tried whatever the one before did; it says what it could not take
+// back (the next plan shows it again).
+func (l *Lane) rollback(ctx context.Context, cluster string, undo []plan.SpireChange) error {
+	if len(undo) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	var ids []string
+	var files []plan.SpireChange
+	rights := false
+	for _, c := range undo {
+		switch c.What {
+		case plan.SpireEntry:
+			ids = append(ids, c.Entry.ID)
+		case plan.SpireAllow, plan.SpireKubeconfig:
+			files = append(files, c)
+		case plan.SpireClusterRole, plan.SpireRoleBinding:
+			rights = true
+		}
+	}
+	var errs []error
+	if len(ids) > 0 {
+		if err := l.Server.DeleteEntries(ctx, ids); err != nil {
+			errs = append(errs, fmt.Errorf("entries: %w", err))
+		}
+	}
+	if len(files) > 0 {
+		if err := l.applyRemote(ctx, cluster, files, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if rights {
+		if err := l.Kube.DeleteSpireRBAC(ctx, l.Group); err != nil {
+			errs = append(errs, fmt.Errorf("rights: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("spire: taking back what the failed sync made (the next plan shows what is left): %w", err)
 	}
 	return nil
 }
