@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,7 +65,8 @@ func (e *Engine) spireStart(ctx context.Context, t Target) (lane *spire.Lane, do
 	return lane, done, &render.Spire{Cluster: cluster, Bundle: bundle}, nil
 }
 
-// planSpire is the lane's plan, its entries bound to the pods render made (desired).
+// planSpire is the lane's plan, its entries bound to the pods render made (desired), after
+// the retirement of what the state records of another place (another namespace or server).
 func (e *Engine) planSpire(ctx context.Context, t Target, lane *spire.Lane, desired []render.Object) (*spire.Planned, error) {
 	if lane == nil {
 		return nil, nil
@@ -81,6 +83,16 @@ func (e *Engine) planSpire(ctx context.Context, t Target, lane *spire.Lane, desi
 	if err != nil {
 		return nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
 	}
+	doc, err := readAnyNamespace(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	rs, done, err := e.planRetirements(ctx, t, spireRetired(doc, t), true)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	p.Changes = append(retiredChanges(rs), p.Changes...)
 	return p, nil
 }
 
@@ -105,65 +117,143 @@ func spirePodLabels(objs *objectSet) (map[string]string, error) {
 	return out, nil
 }
 
-// applySpire runs a spire step: the server and the spire node made ready before any node.
-// The step's changes are never run as they are (a saved plan is a file anyone may edit):
-// the lane plans again from the validated group file and refuses when they differ.
+// applySpire runs a spire step: what the state records of another place retired, then the
+// server and the spire node made ready before any node, the record written before. The
+// step's changes are never run as they are (a saved plan is a file anyone may edit): the
+// lane plans again from the validated group file and the state, and refuses when they differ.
 func (e *Engine) applySpire(ctx context.Context, r *run, st plan.Step) error {
+	r.rec.mu.Lock()
+	recs := spireRetired(r.rec.doc, r.t)
+	r.rec.mu.Unlock()
+	rs, doneRetire, err := e.planRetirements(ctx, r.t, recs, r.t.Group.Spire != nil)
+	if err != nil {
+		return err
+	}
+	defer doneRetire()
+	now := retiredChanges(rs)
 	lane, done, err := e.spireLane(ctx, r.t)
 	if err != nil {
 		return err
 	}
-	if lane == nil {
-		e.emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
-		return e.retireSpireLeftovers(ctx, r.t)
-	}
 	defer done()
-	if lane.PodLabels, err = spirePodLabels(r.objs); err != nil {
-		return fmt.Errorf("group %s: spire: %w", r.t.Group.Name, err)
+	var planned *spire.Planned
+	var rights []plan.SpireChange
+	switch {
+	case lane != nil:
+		if lane.PodLabels, err = spirePodLabels(r.objs); err != nil {
+			return fmt.Errorf("group %s: spire: %w", r.t.Group.Name, err)
+		}
+		if planned, err = lane.Plan(ctx); err != nil {
+			return fmt.Errorf("group %s: %w", r.t.Group.Name, err)
+		}
+		now = append(now, planned.Changes...)
+	case len(recs) == 0:
+		// A deployment the state records no place of (applied before slipway recorded
+		// them): its rights alone are found again.
+		if rights, err = e.rightsLeftovers(ctx, r.t); err != nil {
+			return err
+		}
+		now = append(now, rights...)
+	}
+	if err := spire.CheckSaved(st.Spire, now); err != nil {
+		return fmt.Errorf("group %s: %w", r.t.Group.Name, err)
 	}
 	e.emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
-	if err := lane.ApplySaved(ctx, st.Spire); err != nil {
+	if err := e.retire(ctx, r.t, rs, r.rec); err != nil {
+		return err
+	}
+	if lane == nil {
+		return e.retireRights(ctx, r.t, rights)
+	}
+	if err := r.rec.recordSpire(ctx, r.t); err != nil {
+		return err
+	}
+	if err := lane.Apply(ctx, planned.Changes); err != nil {
 		return fmt.Errorf("group %s: %w", r.t.Group.Name, err)
 	}
 	return nil
 }
 
-// planDestroySpire is what destroy retires of the lane; nil without `spire:`.
-func (e *Engine) planDestroySpire(ctx context.Context, t Target) ([]plan.SpireChange, error) {
+// spireTeardown is what destroy retires of the lane: what the state records (every place but
+// the file's), the file's lane, and without either the rights found again.
+type spireTeardown struct {
+	rs     []retirement
+	lane   *spire.Lane
+	cs     []plan.SpireChange // the file's lane's
+	rights []plan.SpireChange
+	done   func()
+}
+
+func (d *spireTeardown) changes() []plan.SpireChange {
+	return append(append(retiredChanges(d.rs), d.cs...), d.rights...)
+}
+
+func (e *Engine) spireTeardown(ctx context.Context, t Target) (*spireTeardown, error) {
+	doc, err := readAnyNamespace(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	recs := spireRetired(doc, t)
 	lane, done, err := e.spireLane(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	if lane == nil {
-		return e.spireLeftovers(ctx, t)
+	d := &spireTeardown{lane: lane, done: done}
+	if lane != nil {
+		if d.cs, err = lane.PlanDestroy(ctx); err != nil {
+			done()
+			return nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
+		}
 	}
-	defer done()
-	return lane.PlanDestroy(ctx)
+	rs, doneRetire, err := e.planRetirements(ctx, t, recs, lane != nil)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	d.rs, d.done = rs, func() { doneRetire(); done() }
+	if lane == nil && len(recs) == 0 {
+		if d.rights, err = e.rightsLeftovers(ctx, t); err != nil {
+			d.done()
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
-// destroySpire retires the group's entries, its allow list and kubeconfig on the spire node
-// and the token-review account's rights.
+// planDestroySpire is what destroy retires of the lane (spireTeardown).
+func (e *Engine) planDestroySpire(ctx context.Context, t Target) ([]plan.SpireChange, error) {
+	d, err := e.spireTeardown(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer d.done()
+	return d.changes(), nil
+}
+
+// destroySpire retires the deployment's entries, its allow lists and kubeconfigs on the
+// spire nodes and the token-review account's rights: where the file's `spire:` made them and
+// where the state records it made them before.
 func (e *Engine) destroySpire(ctx context.Context, t Target) error {
-	lane, done, err := e.spireLane(ctx, t)
+	d, err := e.spireTeardown(ctx, t)
 	if err != nil {
 		return err
 	}
-	if lane == nil {
-		return e.retireSpireLeftovers(ctx, t)
-	}
-	defer done()
-	cs, err := lane.PlanDestroy(ctx)
-	if err != nil {
-		return fmt.Errorf("group %s: %w", t.Group.Name, err)
-	}
+	defer d.done()
+	cs := d.changes()
 	if len(cs) == 0 {
 		return nil
 	}
-	e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("spire: retire %d change(s) of cluster %s", len(cs), cs[0].Cluster)})
-	if err := lane.Apply(ctx, cs); err != nil {
-		return fmt.Errorf("group %s: %w", t.Group.Name, err)
+	e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("spire: retire %d change(s)", len(cs))})
+	if err := e.retire(ctx, t, d.rs, nil); err != nil {
+		return err
 	}
-	return nil
+	if d.lane != nil {
+		if err := d.lane.Apply(ctx, d.cs); err != nil {
+			return fmt.Errorf("group %s: %w", t.Group.Name, err)
+		}
+		return nil
+	}
+	return e.retireRights(ctx, t, d.rights)
 }
 
 // spireCluster is the cluster as the SPIRE lane reads it; ok false when the client cannot
@@ -176,12 +266,33 @@ func (e *Engine) spireCluster() (spire.Cluster, bool) {
 	return kc, ok
 }
 
-// spireLeftovers are the deployment's token-review rights (ClusterRole and binding
-// slipway:spire-server:<deployment>, labelled with it) when its file has no `spire:` any
-// more: its account goes with the lane, and whoever made an account of that name in the
-// namespace would hold the rights. The spire node and the server are not in the file any
-// more: their parts stay, and docs/group-file.md says how to remove them.
+// spireLeftovers is what a plan retires of the lane when the file has no `spire:`: what the
+// state records of it (spireRetired), or, when it records nothing (a deployment applied
+// before slipway recorded it), the rights alone, found again.
 func (e *Engine) spireLeftovers(ctx context.Context, t Target) ([]plan.SpireChange, error) {
+	if t.Group.Spire != nil {
+		return nil, nil
+	}
+	doc, err := readAnyNamespace(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if recs := spireRetired(doc, t); len(recs) > 0 {
+		rs, done, err := e.planRetirements(ctx, t, recs, false)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		return retiredChanges(rs), nil
+	}
+	return e.rightsLeftovers(ctx, t)
+}
+
+// rightsLeftovers are the deployment's token-review rights (ClusterRole and binding
+// slipway:spire-server:<deployment>, labelled with it) when its file has no `spire:` and
+// the state records no place of its lane: its account goes with the lane, and whoever made
+// an account of that name in the namespace would hold the rights.
+func (e *Engine) rightsLeftovers(ctx context.Context, t Target) ([]plan.SpireChange, error) {
 	if t.Group.Spire != nil {
 		return nil, nil
 	}
@@ -207,11 +318,11 @@ func (e *Engine) spireLeftovers(ctx context.Context, t Target) ([]plan.SpireChan
 	return out, nil
 }
 
-// retireSpireLeftovers deletes what spireLeftovers finds now (never what a plan file says).
-func (e *Engine) retireSpireLeftovers(ctx context.Context, t Target) error {
-	cs, err := e.spireLeftovers(ctx, t)
-	if err != nil || len(cs) == 0 {
-		return err
+// retireRights deletes the rights when cs (found again now, never read from a plan file)
+// name any.
+func (e *Engine) retireRights(ctx context.Context, t Target, cs []plan.SpireChange) error {
+	if !slices.ContainsFunc(cs, func(c plan.SpireChange) bool { return c.What == plan.SpireClusterRole || c.What == plan.SpireRoleBinding }) {
+		return nil
 	}
 	kc, _ := e.spireCluster()
 	if err := kc.DeleteSpireRBAC(ctx, t.Group.Name); err != nil {

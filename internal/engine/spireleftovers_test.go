@@ -10,6 +10,7 @@ import (
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
 )
 
 // rightsStandin stands in for the cluster as the SPIRE lane reads it: only the
@@ -64,7 +65,7 @@ func TestSpireLeftoverRights(t *testing.T) {
 	if d := cmp.Diff(want, cs); d != "" {
 		t.Fatalf("leftovers (-want +got):\n%s", d)
 	}
-	if err := e.applySpire(ctx, &run{t: target("shop.front")}, plan.Step{Kind: plan.StepSpire, Spire: cs}); err != nil {
+	if err := e.applySpire(ctx, &run{t: target("shop.front"), rec: newRecorder(nil, &state.Document{})}, plan.Step{Kind: plan.StepSpire, Spire: cs}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"shop.front"}, r.deleted); d != "" {

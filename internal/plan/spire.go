@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -77,6 +78,9 @@ func spireStepText(cs []SpireChange) string {
 		if n[w] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[w], w))
 		}
+	}
+	if !slices.ContainsFunc(cs, func(c SpireChange) bool { return c.Action != Delete }) {
+		return "retire SPIRE parts before any node (" + strings.Join(parts, ", ") + ")"
 	}
 	return "set up SPIRE before any node (" + strings.Join(parts, ", ") + "; the spire node's k8s_psat reconfigured once)"
 }

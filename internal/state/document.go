@@ -41,6 +41,10 @@ type Document struct {
 	// saved plan of a group with secrets. It is no credential (it opens nothing), but with it
 	// a guess of a value can be tested against a hash: `state show` does not print it.
 	SecretKey string `json:"secretKey,omitempty"`
+	// Spire are the SPIRE servers and namespaces the deployment's SPIRE lane made parts for
+	// (spire.go): written before the lane changes anything, dropped once their parts are
+	// retired, so that they go even when the file no longer names them.
+	Spire []SpireRecord `json:"spire,omitempty"`
 }
 
 // NodeState is what slipway applied for one node.

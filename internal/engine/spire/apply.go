@@ -302,3 +302,12 @@ func (l *Lane) applyRemote(ctx context.Context, cluster string, cs []plan.SpireC
 	}
 	return nil
 }
+
+// CheckSaved refuses a saved plan's SPIRE changes that are not the ones planned now (now):
+// apply runs what it planned itself, and only when the plan file said the same.
+func CheckSaved(saved, now []plan.SpireChange) error {
+	if d := changesDiff(saved, now); d != "" {
+		return &SavedPlanError{Detail: d}
+	}
+	return nil
+}
