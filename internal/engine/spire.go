@@ -321,7 +321,7 @@ func (e *Engine) rightsLeftovers(ctx context.Context, t Target) ([]plan.SpireCha
 // retireRights deletes the rights when cs (found again now, never read from a plan file)
 // name any.
 func (e *Engine) retireRights(ctx context.Context, t Target, cs []plan.SpireChange) error {
-	if !slices.ContainsFunc(cs, func(c plan.SpireChange) bool { return c.What == plan.SpireClusterRole || c.What == plan.SpireRoleBinding }) {
+	if !slices.ContainsFunc(cs, isRights) {
 		return nil
 	}
 	kc, _ := e.spireCluster()

@@ -98,12 +98,17 @@ func (e *Engine) planRetirements(ctx context.Context, t Target, recs []state.Spi
 		}
 		rs = append(rs, r)
 		last := &rs[len(rs)-1]
-		last.changes = slices.DeleteFunc(last.changes, func(c plan.SpireChange) bool {
-			return rights && (c.What == plan.SpireClusterRole || c.What == plan.SpireRoleBinding)
-		})
-		rights = rights || slices.ContainsFunc(last.changes, func(c plan.SpireChange) bool { return c.What == plan.SpireClusterRole || c.What == plan.SpireRoleBinding })
+		if rights {
+			last.changes = slices.DeleteFunc(last.changes, isRights)
+		}
+		rights = rights || slices.ContainsFunc(last.changes, isRights)
 	}
 	return rs, done, nil
+}
+
+// isRights: c is of the token-review rights (ClusterRole, binding).
+func isRights(c plan.SpireChange) bool {
+	return c.What == plan.SpireClusterRole || c.What == plan.SpireRoleBinding
 }
 
 // planRetirement opens rec's lane for t's deployment and plans what goes of it.
