@@ -108,3 +108,48 @@ func TestLaneFailedSyncRollsBack(t *testing.T) {
 		})
 	}
 }
+
+// Issue 43 item 9: a retirement that stops part-way (the spire node gone after the entries
+// were read) is planned again in full by the next run, which converges; a third plans nothing.
+func TestLaneRetireConverges(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "api", "web")
+	p, err := f.lane.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.lane.Apply(ctx, p.Changes); err != nil {
+		t.Fatal(err)
+	}
+	// The lane of the state's record: the same place, no nodes (the file has no spire:).
+	retire := *f.lane
+	retire.Nodes, retire.PodLabels = nil, nil
+	first, err := retire.PlanDestroy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retire.Node = &unreachableAfter{standinNode: f.node, n: 0}
+	if err := retire.Apply(ctx, first); err == nil {
+		t.Fatal("retire with the spire node unreachable: no error")
+	}
+	retire.Node = f.node
+	again, err := retire.PlanDestroy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := changesDiff(first, again); d != "" {
+		t.Errorf("the next run's retirement: %s", d)
+	}
+	if err := retire.Apply(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := retire.PlanDestroy(ctx); err != nil || len(last) != 0 {
+		t.Errorf("after the retirement: %v, %v; want nothing left", last, err)
+	}
+	if len(f.server.entries) != 0 || len(f.cluster.rights) != 0 {
+		t.Errorf("left: entries %v, rights %v", f.server.entries, f.cluster.rights)
+	}
+	if _, err := os.Stat(filepath.Join(f.conf, "k8s_psat.d", uid+"-demo")); !os.IsNotExist(err) {
+		t.Errorf("the cluster's directory on the spire node: %v, want gone", err)
+	}
+}
