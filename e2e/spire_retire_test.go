@@ -66,10 +66,12 @@ func TestSpireRetire(t *testing.T) {
 		if recs := stateFile(t, one.Group, one.Name).Spire; len(recs) != 0 {
 			t.Errorf("the state still records %v", recs)
 		}
-		// A second apply makes no SPIRE change. (It still lists the group's ServiceAccount
-		// spire-server and ConfigMap spire-agent for deletion: plan.BuildSteps never deletes a
-		// group-level object, whatever lane it was of; that is outside the SPIRE lane.)
+		// The apply also deleted the group's ServiceAccount spire-server and ConfigMap
+		// spire-agent, so a second plan has nothing left to do and a second apply changes nothing.
 		before := spireFiles(t, one.s.ConfigDir)
+		if r := one.run(0, "plan"); !strings.Contains(r.Stdout, "No changes.") {
+			t.Errorf("plan after the apply without spire: want No changes., got %s", r)
+		}
 		if r := one.run(0, "apply", "--yes"); strings.Contains(r.Stdout+r.Stderr, "SPIRE") || strings.Contains(r.Stderr, "spire (cluster") {
 			t.Errorf("second apply: want no SPIRE change, got %s", r)
 		}

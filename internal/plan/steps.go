@@ -196,11 +196,12 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 		}
 		return s
 	}
+	var groupGone []Key // the group's objects the file no longer wants (spire: removed, say)
 	if gp := p.Node(""); gp != nil {
-		// A change to delete a group object is left alone: the namespace goes with destroy.
 		if keys := keysWhere(gp.Changes, func(c Change) bool { return c.Action != Delete }); len(keys) > 0 {
 			s.Before = append(s.Before, Step{Kind: StepApplyObjects, Objects: keys})
 		}
+		groupGone = keysWhere(gp.Changes, func(c Change) bool { return c.Action == Delete })
 	}
 	s.Before = append(s.Before, spireSteps(p)...) // after the account it reviews tokens as
 	cb, ca := centralSteps(p)
@@ -226,6 +227,11 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 		}
 	}
 	s.After = append(s.After, ca...) // once no node uses them
+	if len(groupGone) > 0 {
+		// Last: a node's pods may use them until its own steps are done. The namespace is never
+		// among them (compute leaves it to destroy).
+		s.After = append(s.After, Step{Kind: StepPrune, Objects: groupGone})
+	}
 	return s
 }
 

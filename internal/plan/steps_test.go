@@ -231,6 +231,18 @@ func TestBuildSteps(t *testing.T) {
 			}},
 		},
 		{
+			// spire: removed from the file: its account and ConfigMap go once the nodes are done,
+			// or every later plan would list them again (issue 43 item 9).
+			name: "group object no longer wanted",
+			plan: &Plan{Namespace: "demo", Nodes: []NodePlan{{Node: "", Changes: []Change{
+				{Key: k("ServiceAccount", "spire-server"), Action: Delete},
+				{Key: k("ConfigMap", "spire-agent"), Action: Delete},
+			}}}},
+			want: &Steps{Nodes: unchanged(), After: []Step{
+				{Kind: StepPrune, Objects: []Key{k("ServiceAccount", "spire-server"), k("ConfigMap", "spire-agent")}},
+			}},
+		},
+		{
 			name: "role removed from a node",
 			plan: &Plan{Namespace: "demo", Nodes: []NodePlan{{Node: "db", Changes: []Change{
 				{Key: k("Deployment", "db-cron"), Action: Delete},
