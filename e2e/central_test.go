@@ -372,6 +372,13 @@ central:
 	if !exists(t, admin, "database", two) || !exists(t, admin, "role", two) {
 		t.Errorf("destroying x1 removed x2's %s", two)
 	}
+	for id, want := range map[string]bool{"x1": false, "x2": true} {
+		sr, _ := cs.srv.c.Logical().Read("database/static-roles/" + g.Name + ".all." + id + ".a")
+		kv, _ := cs.srv.c.Logical().Read("secret/metadata/slipway/" + g.Name + ".all." + id + "/k")
+		if (sr != nil) != want || (kv != nil) != want {
+			t.Errorf("after x1's destroy: %s's static role there %v, KV entry there %v; want %v", id, sr != nil, kv != nil, want)
+		}
+	}
 	if r := g.MustRun(0, "plan", "--deployment-id", "x2"); !strings.Contains(r.Stdout, "No changes.") {
 		t.Errorf("x2's plan after x1's destroy:\n%s", r.Stdout)
 	}
