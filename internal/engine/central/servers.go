@@ -64,8 +64,9 @@ func Connect(ctx context.Context) (*PG, *Bao, error) {
 type PG struct {
 	cfg   *pgx.ConnConfig
 	admin *pgx.Conn
-	// Queries counts the statements and queries sent, for the benchmark.
-	Queries int
+	// Queries counts the statements and queries sent, Statements those of them that may
+	// write (Exec), for the benchmark.
+	Queries, Statements int
 }
 
 func (p *PG) connect(ctx context.Context, db string) (*pgx.Conn, error) {
@@ -88,11 +89,19 @@ func (p *PG) Close() {
 	}
 }
 
+// The plan's two catalog queries ($1 the names, $2 the mark); exported for the benchmark's
+// peer, which runs the same reads with psql.
+const (
+	RolesQuery = `SELECT rolname, coalesce(shobj_description(oid, 'pg_authid'), ''), rolconnlimit, rolcanlogin,
+		rolsuper OR rolcreatedb OR rolcreaterole OR rolreplication OR rolbypassrls
+		FROM pg_roles WHERE rolname = ANY($1) OR shobj_description(oid, 'pg_authid') = $2`
+	DatabasesQuery = `SELECT datname, coalesce(shobj_description(oid, 'pg_database'), ''), pg_get_userbyid(datdba)
+		FROM pg_database WHERE datname = ANY($1) OR shobj_description(oid, 'pg_database') = $2`
+)
+
 func (p *PG) Roles(ctx context.Context, names []string, mark string) (map[string]Role, error) {
 	p.Queries++
-	rows, err := p.admin.Query(ctx, `SELECT rolname, coalesce(shobj_description(oid, 'pg_authid'), ''), rolconnlimit, rolcanlogin,
-		rolsuper OR rolcreatedb OR rolcreaterole OR rolreplication OR rolbypassrls
-		FROM pg_roles WHERE rolname = ANY($1) OR shobj_description(oid, 'pg_authid') = $2`, names, mark)
+	rows, err := p.admin.Query(ctx, RolesQuery, names, mark)
 	if err != nil {
 		return nil, fmt.Errorf("central: PostgreSQL: roles: %w", err)
 	}
@@ -112,8 +121,7 @@ func (p *PG) Roles(ctx context.Context, names []string, mark string) (map[string
 
 func (p *PG) Databases(ctx context.Context, names []string, mark string) (map[string]Database, error) {
 	p.Queries++
-	rows, err := p.admin.Query(ctx, `SELECT datname, coalesce(shobj_description(oid, 'pg_database'), ''), pg_get_userbyid(datdba)
-		FROM pg_database WHERE datname = ANY($1) OR shobj_description(oid, 'pg_database') = $2`, names, mark)
+	rows, err := p.admin.Query(ctx, DatabasesQuery, names, mark)
 	if err != nil {
 		return nil, fmt.Errorf("central: PostgreSQL: databases: %w", err)
 	}
@@ -153,6 +161,7 @@ func (p *PG) Exec(ctx context.Context, db string, tx bool, stmts ...string) erro
 		defer c.Close(context.WithoutCancel(ctx))
 	}
 	p.Queries += len(stmts)
+	p.Statements += len(stmts)
 	if !tx {
 		for _, s := range stmts {
 			if _, err := c.Exec(ctx, s); err != nil {
