@@ -23,24 +23,29 @@ const module = "slipway.dev/slipway/internal/"
 // kube; the engine runs and never reaches cli or ui; cli wires. A package missing here fails,
 // so a new one is placed on purpose.
 var allowed = map[string][]string{
-	"event":      {},
-	"spec":       {"realpath", "secretsconf"},         // secretsconf: the sidecar's file-name limit, checked at load
-	"render":     {"parallel", "secretsconf", "spec"}, // parallel: a pure leaf, the one parallelism helper
-	"plan":       {"spec"},
-	"status":     {"event", "quote"},
-	"ui":         {"event", "plan", "quote", "spec", "status"},
-	"parallel":   {},
-	"heap":       {}, // the process's huge pages: main asks before anything runs
-	"netaddr":    {}, // whether an address is on this machine: image and kube ask it alike
-	"realpath":   {}, // links resolved once per directory: spec's load and image's build alike
-	"quote":      {}, // text from the cluster made safe for a terminal: status, ui, kube, engine, state, main
-	"redact":     {}, // credentials in URLs hidden: image pushes and the HTTP state backend alike
-	"image":      {"event", "netaddr", "parallel", "realpath", "redact"},
-	"kube":       {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
-	"state":      {"event", "kube", "quote", "redact", "spec"},
-	"engine":     {"dns", "engine/central", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
-	"devcluster": {},
-	"dns":        {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
+	"event":    {},
+	"spec":     {"realpath", "secretsconf"},         // secretsconf: the sidecar's file-name limit, checked at load
+	"render":   {"parallel", "secretsconf", "spec"}, // parallel: a pure leaf, the one parallelism helper
+	"plan":     {"spec"},
+	"status":   {"event", "quote"},
+	"ui":       {"event", "plan", "quote", "spec", "status"},
+	"parallel": {},
+	"heap":     {}, // the process's huge pages: main asks before anything runs
+	"netaddr":  {}, // whether an address is on this machine: image and kube ask it alike
+	"realpath": {}, // links resolved once per directory: spec's load and image's build alike
+	"quote":    {}, // text from the cluster made safe for a terminal: status, ui, kube, engine, state, main
+	"redact":   {}, // credentials in URLs hidden: image pushes and the HTTP state backend alike
+	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
+	"kube":     {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
+	"state":    {"event", "kube", "quote", "redact", "spec"},
+	"engine":   {"dns", "engine/central", "engine/lane", "engine/publish", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	// The engine's kit (issue 45): the contract every lane implements and what the root
+	// lends a lane; it reaches no lane and not the root.
+	"engine/lane": {"event", "image", "plan", "spec", "state", "status"},
+	// The publishing lane (SPEC §7): the Gateway, addresses and DNS records.
+	"engine/publish": {"dns", "engine/lane", "event", "kube", "plan", "quote", "spec", "state", "status"},
+	"devcluster":     {},
+	"dns":            {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {},                          // test support without a cluster: golden files, helper processes
@@ -162,5 +167,28 @@ func TestPureCoreHasNoClientGo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLanesStayApart: the engine's lanes sit between its kit and its root (issue 45). The kit
+// (engine/lane) imports no part of the engine; a lane imports the kit and no other lane, and
+// never the root; only the root composes them. Test support (engine/enginetest) is no lane.
+func TestLanesStayApart(t *testing.T) {
+	out := goCmd(t, "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./engine/...")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		if pkg == "engine" {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok || (dep != "engine" && !strings.HasPrefix(dep, "engine/")) {
+				continue
+			}
+			if pkg == "engine/lane" || dep != "engine/lane" {
+				t.Errorf("internal/%s imports internal/%s: the kit imports no part of the engine, and a lane only the kit", pkg, dep)
+			}
+		}
 	}
 }

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
@@ -84,20 +83,17 @@ type run struct {
 // change returns the plan's change of k, nil when k is unchanged.
 func (r *run) change(k plan.Key) *plan.Change { return r.ix.Change(k) }
 
-// nodeRun is one node's steps in progress: what a step hands on to the next.
+// nodeRun is one node's steps in progress (node nil for a step of the run): ln is what a
+// lane's executor sees of it, and its slots what a step hands on to a later one.
 type nodeRun struct {
 	*run
-	node    *spec.Node
-	applied *appliedRollout // by apply-deployment, for await-rollout
-	// address is what the node's names point at, once the address lane waited for it;
-	// publish-dns reads it (nil: it asks the node's Service).
-	address []string
-	// prevConfig is the node's ConfigMaps and Secrets as they were before apply-objects
-	// changed them, for a rollback to put back (configrestore.go); in memory only.
-	prevConfig []*unstructured.Unstructured
-	// configChanged: this run's apply-objects step changed some of the node's ConfigMaps or
-	// Secrets (else the config is as an earlier run left it).
-	configChanged bool
+	node *spec.Node
+	ln   *lane.NodeRun
+}
+
+// newNodeRun starts the steps of node (nil: the steps of the run).
+func newNodeRun(r *run, node *spec.Node) *nodeRun {
+	return &nodeRun{run: r, node: node, ln: &lane.NodeRun{Plan: r.p, Target: r.t, Rec: r.rec, Node: node}}
 }
 
 // Apply carries out p (SPEC §6) by running its steps (plan.BuildSteps): the pushes, in the
@@ -147,7 +143,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	r := &run{p: p, t: t, rec: rec, objs: objs, ix: p.Index()}
 	// The namespace and default-deny, before any Deployment (FR-010).
 	for _, st := range steps.Before {
-		if err := e.runStep(ctx, &nodeRun{run: r}, st); err != nil {
+		if err := e.runStep(ctx, newNodeRun(r, nil), st); err != nil {
 			return err
 		}
 	}
@@ -161,7 +157,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 		if ctx.Err() != nil {
 			return
 		}
-		if err := e.runStep(ctx, &nodeRun{run: r}, st); err != nil {
+		if err := e.runStep(ctx, newNodeRun(r, nil), st); err != nil {
 			failed.set(st.Node, err)
 		}
 	})
@@ -177,7 +173,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 // startApply reads the state and refuses a stale or blocked plan. A plan without changes only
 // records what the cluster holds, when the state lags it, and returns a nil recorder.
 func (e *Engine) startApply(ctx context.Context, p *plan.Plan, t Target) (*recorder, error) {
-	doc, err := readState(ctx, t)
+	doc, err := lane.ReadState(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +195,7 @@ func (e *Engine) startApply(ctx context.Context, p *plan.Plan, t Target) (*recor
 	if stateLags(doc, p, t) {
 		// The cluster is right; only the state lags (a first run that was killed after its
 		// last apply, say): record it without touching the cluster.
-		if err := rec.update(ctx, "of a cluster that needs no change", func(d *state.Document) { e.recordAll(d, p, t) }); err != nil {
+		if err := rec.Update(ctx, "of a cluster that needs no change", func(d *state.Document) { e.recordAll(d, p, t) }); err != nil {
 			return nil, err
 		}
 	}
@@ -280,7 +276,7 @@ func (e *Engine) runNodesOf(ctx context.Context, r *run, nodes []plan.NodeSteps,
 // runNode runs one node's steps in order (SPEC §6 steps 2–8; its pushes are done), and
 // records the node in the state after its objects and at its end.
 func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
-	nr := &nodeRun{run: r, node: r.t.Group.Node(ns.Node)}
+	nr := newNodeRun(r, r.t.Group.Node(ns.Node))
 	if np := r.ix.Node(ns.Node); np == nil || len(np.Changes) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
 		e.emit(event.Event{Node: ns.Node, Phase: event.PhaseUnchanged, Ready: 1, Desired: 1})
 		return e.recordNodeStep(ctx, r, nr.node, "for the unchanged objects")
@@ -318,6 +314,9 @@ func (e *Engine) runNode(ctx context.Context, r *run, ns plan.NodeSteps) error {
 
 // runStep runs one step with the executor of its kind.
 func (e *Engine) runStep(ctx context.Context, nr *nodeRun, st plan.Step) error {
+	if x, ok := e.steps[st.Kind]; ok {
+		return x(ctx, nr.ln, st)
+	}
 	x, ok := executors[st.Kind]
 	if !ok {
 		return fmt.Errorf("step %s of node %s: no executor for it here", st.Kind, st.Node)

@@ -10,9 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 )
@@ -67,23 +66,6 @@ type clusterReader interface {
 	ClaimsBindImmediately(ctx context.Context, class string) (bool, error)
 }
 
-// dnsServer reads and changes the records of SPEC §7; *dns.Client satisfies it.
-type dnsServer interface {
-	Read(ctx context.Context, sets []dns.Set) ([]dns.Seen, error)
-	Apply(ctx context.Context, c dns.Change) error
-}
-
-var _ dnsServer = (*dns.Client)(nil)
-
-// publisher reads the Gateway and waits for what the address lane needs (SPEC §7): routes
-// accepted and resolved by the Gateway's controller, a Service's load-balancer address. The
-// waits end when done says so or ctx ends (the caller's limit).
-type publisher interface {
-	Gateway(ctx context.Context, ns, name string) (*gwv1.Gateway, *gwv1.GatewayClass, error)
-	WaitRoute(ctx context.Context, k plan.Key, done func(generation int64, st gwv1.RouteStatus) (bool, error)) error
-	WaitService(ctx context.Context, ns, name string, done func(*corev1.Service) bool) error
-}
-
 // jobRunner runs a Job to its end: the removal of a copy of /var/lib (SPEC §6a).
 type jobRunner interface {
 	// RunJob creates job (after deleting one of that name left by an earlier run), waits up to
@@ -100,7 +82,7 @@ type Cluster interface {
 	jobRunner
 	rolloutWatcher
 	clusterReader
-	publisher
+	publish.Cluster // the Gateway, routes and load-balancer addresses (SPEC §7)
 	// DeleteNamespaceAndWait deletes namespace ns of UID uid (the one judged the group's)
 	// and waits until it is gone.
 	DeleteNamespaceAndWait(ctx context.Context, ns, uid string) error

@@ -10,11 +10,20 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/status"
+)
+
+// The node's config as it was before apply-objects changed it, for a rollback to put back;
+// in memory only. Changed: this run's apply-objects step changed some of the node's
+// ConfigMaps or Secrets (else the config is as an earlier run left it).
+var (
+	prevConfigKey    = lane.NewKey[[]*unstructured.Unstructured]("the node's config before apply-objects")
+	configChangedKey = lane.NewKey[bool]("whether apply-objects changed the node's config")
 )
 
 // A rollback puts back what the pod reads (issue 35 item 4). A node's ConfigMaps and Secrets
@@ -33,8 +42,8 @@ func (e *Engine) applyNodeObjects(ctx context.Context, nr *nodeRun, st plan.Step
 		if err != nil {
 			return err
 		}
-		nr.prevConfig = prev
-		nr.configChanged = slices.ContainsFunc(st.Objects, func(k plan.Key) bool { return k.Kind == "ConfigMap" || k.Kind == "Secret" })
+		lane.Set(&nr.ln.Slots, prevConfigKey, prev)
+		lane.Set(&nr.ln.Slots, configChangedKey, slices.ContainsFunc(st.Objects, func(k plan.Key) bool { return k.Kind == "ConfigMap" || k.Kind == "Secret" }))
 	}
 	return e.applyObjects(ctx, nr.run, st)
 }
@@ -88,7 +97,7 @@ func applyable(live *unstructured.Unstructured) *unstructured.Unstructured {
 // reads and a file that goes back to the old config rolls the pod out again, rather than a
 // plan saying `No changes.` while the pod runs on the content it failed with.
 func (e *Engine) withConfigRestored(ctx context.Context, nr *nodeRun, failedHash string, rollback rollbackFunc) rollbackFunc {
-	prev, changed := nr.prevConfig, nr.configChanged
+	prev, changed := lane.Get(&nr.ln.Slots, prevConfigKey), lane.Get(&nr.ln.Slots, configChangedKey)
 	node := nodeName(nr)
 	return func(tmpl *appsv1.Deployment) (status.Result, string, error) {
 		if all := e.putBack(ctx, node, prev); !all || !changed {

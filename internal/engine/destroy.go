@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/state"
@@ -63,9 +64,6 @@ func (s *DestroyScope) Describe() string {
 	return fmt.Sprintf("nothing of group %s in namespace %s to delete; only its state, if any, goes", s.Group, s.Namespace)
 }
 
-// locator is a state store that can say where it keeps the state.
-type locator interface{ Location() string }
-
 // forgetter is a state store whose lock lives in the cluster and is kept alive by renewals
 // that can be stopped (the kubernetes backend).
 type forgetter interface{ Forget() }
@@ -81,11 +79,11 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	}
 	// Read first: a location holding another group's state is refused here, before destroy
 	// deletes that state; and the state knows which removed nodes are protected.
-	doc, err := readState(ctx, t)
+	doc, err := lane.ReadState(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseLeftRecords(t, doc); err != nil {
+	if err := e.refuseDestroy(t, doc); err != nil {
 		return nil, err
 	}
 	if doc != nil && doc.MovedFrom != "" {
@@ -120,7 +118,7 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	}
 	if own && !o.KeepClaims {
 		s.OwnNamespace, s.NamespaceUID = true, string(ns.GetUID())
-		if l, ok := t.Store.(locator); ok && l.Location() == "kubernetes://"+t.Namespace {
+		if l, ok := t.Store.(lane.Locator); ok && l.Location() == "kubernetes://"+t.Namespace {
 			s.StateLocation = l.Location()
 		}
 		return s, nil
@@ -151,7 +149,7 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 		return nil, err
 	}
 	e.emit(event.Event{Phase: event.PhaseDestroy, Message: s.Describe()})
-	if err := e.destroyDNS(ctx, t); err != nil {
+	if err := e.destroyLanes(ctx, t); err != nil {
 		return s, err
 	}
 	if err := e.destroySpire(ctx, t); err != nil {

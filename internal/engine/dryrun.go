@@ -102,3 +102,18 @@ func (dr *dryRuns) run(ctx context.Context, objs []*unstructured.Unstructured) m
 	})
 	return refused
 }
+
+// serviceTypeChange says why a Service must be replaced rather than updated: its type changes
+// between LoadBalancer and ClusterIP (a node moves behind the Gateway or away from it), and a
+// re-created Service takes no field of the old type along. "" when it does not.
+func serviceTypeChange(desired, live *unstructured.Unstructured) string {
+	if live == nil || desired.GetKind() != "Service" {
+		return ""
+	}
+	want, _, _ := unstructured.NestedString(desired.Object, "spec", "type")
+	have, _, _ := unstructured.NestedString(live.Object, "spec", "type")
+	if want == have || have == "" {
+		return ""
+	}
+	return "its type changes from " + have + " to " + want
+}

@@ -13,11 +13,13 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
-	"slipway.dev/slipway/internal/state"
 )
 
 // Options configure an Engine.
@@ -46,7 +48,7 @@ type Options struct {
 	// Emit receives events; it must be safe for concurrent use. nil discards them.
 	Emit func(event.Event)
 	// DNS is the server of SPEC §7; nil: made from the group's publish: when it has one.
-	DNS dnsServer
+	DNS publish.Server
 	// SecretsServer makes the client plan checks a node's secrets server with (FR-004e); nil:
 	// OpenBao's client with the token of SLIPWAY_OPENBAO_TOKEN(_FILE).
 	SecretsServer func(ctx context.Context, s *spec.SecretsServer) (secretsServer, error)
@@ -65,8 +67,10 @@ type Engine struct {
 	writes chan struct{}       // the object applies in flight, Parallelism at most
 	labels stateLabels         // the node images' state version labels, read during Plan
 	stop   stopSignalCheck
-	dns    dnsServer    // Options.DNS, or the one made from the group's publish:
 	binds  bindingModes // per StorageClass, for await-claim
+	// lanes are the lanes (lanes.go), steps the executors of their steps.
+	lanes []lane.Lane
+	steps map[plan.StepKind]lane.Executor
 }
 
 // New returns an Engine.
@@ -77,7 +81,10 @@ func New(o Options) *Engine {
 	if o.Emit == nil {
 		o.Emit = func(event.Event) {}
 	}
-	return &Engine{o: o, images: map[string]v1.Image{}, writes: make(chan struct{}, o.Parallelism)}
+	e := &Engine{o: o, images: map[string]v1.Image{}, writes: make(chan struct{}, o.Parallelism)}
+	e.lanes = e.newLanes()
+	e.steps = laneSteps(e.lanes)
+	return e
 }
 
 func (e *Engine) emit(ev event.Event) {
@@ -87,24 +94,8 @@ func (e *Engine) emit(ev event.Event) {
 	e.o.Emit(ev)
 }
 
-// Target is the group a verb works on.
-type Target struct {
-	Group     *spec.Group
-	Namespace string
-	// Jobs are the group's images: one per node (Name = node) and per service role
-	// (Name = <node>-<role>).
-	Jobs []image.Job
-	// Store holds the group's state; the caller holds its lock for changing verbs.
-	Store state.Store
-	// KeepClaims is apply --keep-claims: the claims of nodes the plan removes stay
-	// (plan.KeepClaims).
-	KeepClaims bool
-	// NamespaceFrom says where Namespace came from ("-n", "K8S_NAMESPACE", …), for the
-	// refusal of a namespace other than the state's; MoveNamespace is --move-namespace: the
-	// run moves the group there instead (issue 35 item 6).
-	NamespaceFrom string
-	MoveNamespace bool
-}
+// Target is the group a verb works on (lane.Target: the lanes are lent it).
+type Target = lane.Target
 
 // rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else the default
 // the file would have given it.

@@ -9,25 +9,20 @@ import (
 // executor runs one kind of step for one node.
 type executor func(e *Engine, ctx context.Context, nr *nodeRun, st plan.Step) error
 
-// executors holds the executor of each step kind, each in the file of its lane (a new lane
-// adds its file and a line here; the interpreter grows no case). A push runs before the
-// nodes, apart.
+// executors holds the executor of each step kind the root runs, each in the file of its part
+// of the engine; a lane package's steps come from its Executors (lanes.go). A push runs
+// before the nodes, apart.
 var executors = map[plan.StepKind]executor{
 	plan.StepApplyObjects:    (*Engine).applyNodeObjects,    // configrestore.go, objects.go
 	plan.StepRemoveCopy:      (*Engine).removeCopy,          // removecopy.go
-	plan.StepAwaitAddress:    (*Engine).awaitAddress,        // address.go
-	plan.StepAwaitAccepted:   (*Engine).awaitAccepted,       // routes.go
 	plan.StepStopRole:        onRun((*Engine).stopRole),     // roles.go
 	plan.StepAwaitClaim:      (*Engine).awaitClaim,          // claimwait.go
 	plan.StepApplyDeployment: (*Engine).applyDeployment,     // rollout.go
 	plan.StepAwaitRollout:    (*Engine).awaitRollout,        // rollout.go
-	plan.StepAwaitResolved:   (*Engine).awaitResolved,       // routes.go
 	plan.StepAwaitReady:      onRun((*Engine).awaitReady),   // rolegate.go
 	plan.StepStartRole:       onRun((*Engine).startRole),    // roles.go
 	plan.StepPrune:           onRun((*Engine).prune),        // prune.go
 	plan.StepRemoveNode:      onRun((*Engine).removeNode),   // prune.go
-	plan.StepRetireDNS:       onRun((*Engine).retireDNS),    // retiredns.go
-	plan.StepPublishDNS:      (*Engine).publishDNS,          // publishdns.go
 	plan.StepSpire:           onRun((*Engine).applySpire),   // spire.go
 	plan.StepCentral:         onRun((*Engine).applyCentral), // central.go
 }

@@ -16,12 +16,12 @@ func TestEveryStepKindHasAnExecutor(t *testing.T) {
 	}
 	for _, k := range kinds {
 		t.Run(string(k), func(t *testing.T) {
-			if executors[k] == nil {
+			if executors[k] == nil && New(Options{}).steps[k] == nil {
 				t.Errorf("no executor of step %s", k)
 			}
 		})
 	}
-	if _, ok := executors[plan.StepPush]; ok {
+	if _, ok := executors[plan.StepPush]; ok || New(Options{}).steps[plan.StepPush] != nil {
 		t.Errorf("push has a node executor; pushes run before the nodes")
 	}
 }

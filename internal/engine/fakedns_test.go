@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -32,7 +33,7 @@ type fakeSetKey struct {
 
 func newFakeDNS() *fakeDNS { return &fakeDNS{sets: map[fakeSetKey]dns.Seen{}} }
 
-var _ dnsServer = (*fakeDNS)(nil)
+var _ publish.Server = (*fakeDNS)(nil)
 
 func (d *fakeDNS) Read(_ context.Context, sets []dns.Set) ([]dns.Seen, error) {
 	d.mu.Lock()

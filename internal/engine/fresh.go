@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/state"
 )
@@ -41,7 +42,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := p.Blocked(); err != nil {
 		return err
 	}
-	doc, err := readState(ctx, t)
+	doc, err := lane.ReadState(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func TestRecorderGroupCommit(t *testing.T) {
 	errs := make([]error, 10)
 	for i := range 10 {
 		wg.Go(func() {
-			errs[i] = rec.update(context.Background(), "test", func(d *state.Document) {
+			errs[i] = rec.Update(context.Background(), "test", func(d *state.Document) {
 				rec.node(fmt.Sprintf("n%d", i))
 			})
 		})

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
 )
 
 // Images is render's side of the images a plan pins (SPEC §9): per image name, the digest its
@@ -44,4 +48,28 @@ func (e *Engine) Images(ctx context.Context, t Target, push bool) (map[string]st
 		out[im.Name] = im.Digest
 	}
 	return out, nil
+}
+
+// serviceUser fails when image name is a service role's and its config would run the service
+// as root, which its container, locked to runAsNonRoot, refuses (issue 43): the loader
+// refuses that for a rootfs or an archive already, a base image's config is known only now,
+// once pulled.
+func serviceUser(g *spec.Group, name string, img v1.Image) error {
+	for _, n := range g.Nodes {
+		for _, r := range n.Roles {
+			if r.Service == nil || spec.RoleObjectName(n.Name, r.Name) != name {
+				continue
+			}
+			user, err := image.User(img)
+			if err != nil {
+				return fmt.Errorf("role %s: service image %s: %w", r.Name, name, err)
+			}
+			if problem := spec.RootUserProblem(user); problem != "" {
+				return fmt.Errorf("role %s: service image %s: the service would run as root, which its locked-down container refuses (runAsNonRoot): %s; set nodes.%s.roles.%s.service.image.user to a number other than 0 (e.g. `user: 65532`)",
+					r.Name, name, problem, n.Name, r.Name)
+			}
+			return nil
+		}
+	}
+	return nil
 }

@@ -3,42 +3,19 @@ package engine
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 )
 
 // A plan reads the live objects as the cluster client gave them (plan.Object): typed for the
 // built-in kinds, so that a no-op plan turns none of its 5,000 objects into maps (issue 17).
-// The readers that look inside every node's object read the typed fields; asTyped converts
+// The readers that look inside every node's object read the typed fields; lane.AsTyped converts
 // an unstructured one (a list that came as JSON, the engine's fake cluster) for them.
-
-// asTyped is o as a *T: o itself when it is one, else its conversion; nil for nil, or when o
-// is unstructured and does not convert.
-func asTyped[T any](o plan.Object) *T {
-	if t, ok := any(o).(*T); ok {
-		return t
-	}
-	switch t := o.(type) {
-	case nil:
-		return nil
-	case *unstructured.Unstructured:
-		if t == nil {
-			return nil
-		}
-		out := new(T)
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(t.Object, out); err != nil {
-			return nil
-		}
-		return out
-	}
-	return nil
-}
 
 // liveContainers are the containers of a live Deployment's pod template, nil for none.
 func liveContainers(o plan.Object) []corev1.Container {
-	if d := asTyped[appsv1.Deployment](o); d != nil {
+	if d := lane.AsTyped[appsv1.Deployment](o); d != nil {
 		return d.Spec.Template.Spec.Containers
 	}
 	return nil

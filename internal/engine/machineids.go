@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
@@ -53,7 +54,7 @@ func runningMachineID(d plan.Object) string {
 // caller holds the lock. Without a cluster (Options.Kube nil) a new ID cannot be checked
 // against a running Deployment; with one, a running node keeps the ID it runs with.
 func (e *Engine) RecordMachineIDs(ctx context.Context, t Target) (ids map[string]string, recorded []string, err error) {
-	doc, err := readAnyNamespace(ctx, t)
+	doc, err := lane.ReadAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -114,7 +114,7 @@ func (r *recorder) stateVersion(node string) string {
 // volume may hold a copy: taken at the version the node ran ready with, or the copy held
 // already (a migration that never ran ready: the data it holds is still the last good).
 func (r *recorder) migrating(ctx context.Context, node, deployment, to string) error {
-	return r.update(ctx, "before the migration of deployment "+deployment, func(*state.Document) {
+	return r.Update(ctx, "before the migration of deployment "+deployment, func(*state.Document) {
 		ns := r.node(node)
 		if ns.Copy == nil {
 			ns.Copy = &state.StateCopy{From: ns.StateVersion}
@@ -140,7 +140,7 @@ func ranReady(ns *state.NodeState, version string) {
 
 // copyRemoved records that the removal Job removed node's copy.
 func (r *recorder) copyRemoved(ctx context.Context, node, job string) error {
-	return r.update(ctx, "after Job "+job+" removed the copy of node "+node, func(*state.Document) { r.node(node).Copy = nil })
+	return r.Update(ctx, "after Job "+job+" removed the copy of node "+node, func(*state.Document) { r.node(node).Copy = nil })
 }
 
 // versionText is a state version as messages say it: "none" for a node that had none.

@@ -7,65 +7,15 @@ import (
 	"slices"
 	"strings"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
-// NamespaceError refuses a run whose namespace is not the one the group's state records
-// (issue 35 item 6): -n, K8S_NAMESPACE, the file's namespace, a target or a deployment id
-// naming another one would deploy a second copy of the group, with the same machine IDs,
-// and leave the first one's objects behind.
-type NamespaceError struct {
-	Group, Where     string // the group and its state's location
-	Recorded, Target string // the state's namespace and the run's
-	From             string // where the run's namespace came from
-}
-
-func (e *NamespaceError) Error() string {
-	from := ""
-	if e.From != "" {
-		from = " (from " + e.From + ")"
-	}
-	return fmt.Sprintf("group %s: the state (%s) records namespace %s, but this run's namespace is %s%s: the group would run twice and its objects in %s would be left behind; nothing was changed. "+
-		"Run it with namespace %s, or move the group to %s: `slipway plan --move-namespace` shows the move, `slipway apply --move-namespace` makes it (its objects in %s but the claims go once every node runs ready in %s)",
-		e.Group, e.Where, e.Recorded, e.Target, from, e.Recorded, e.Recorded, e.Target, e.Recorded, e.Target)
-}
-
-// readState reads the state document of t, nil when none, and refuses one that records
-// another namespace than t's (checkNamespace): every verb that deploys, reads or removes the
-// group reads its state here, before it changes anything.
-func readState(ctx context.Context, t Target) (*state.Document, error) {
-	doc, err := readAnyNamespace(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return doc, checkNamespace(doc, t)
-}
-
-// readAnyNamespace reads the state document of t, nil when none, whatever namespace it
-// records: render's machine IDs and secret key are the group's in any namespace.
-func readAnyNamespace(ctx context.Context, t Target) (*state.Document, error) {
-	if t.Store == nil {
-		return nil, nil
-	}
-	return t.Store.Read(ctx)
-}
-
-// checkNamespace refuses doc when it records another namespace than t's and the run does not
-// move the group. A state written before slipway recorded the namespace has none: the next
-// apply records it.
-func checkNamespace(doc *state.Document, t Target) error {
-	if doc == nil || doc.Namespace == "" || doc.Namespace == t.Namespace || t.MoveNamespace {
-		return nil
-	}
-	where := ""
-	if l, ok := t.Store.(locator); ok {
-		where = l.Location()
-	}
-	return &NamespaceError{Group: t.Group.Name, Where: where, Recorded: doc.Namespace, Target: t.Namespace, From: t.NamespaceFrom}
-}
+// NamespaceError refuses a run whose namespace is not the one the group's state records.
+type NamespaceError = lane.NamespaceError
 
 // moveSource is the namespace a plan of t moves the group from: the state's namespace when
 // the run moves it (--move-namespace), or a move the state says is not finished; "" for none.
@@ -163,5 +113,5 @@ func (e *Engine) finishMove(ctx context.Context, p *plan.Plan, rec *recorder, fa
 			return fmt.Errorf("group %s: moved to namespace %s, but its objects in %s were not all deleted (the next apply deletes them): %w", p.Group, p.Namespace, m.From, err)
 		}
 	}
-	return rec.update(ctx, "of the move's end", func(d *state.Document) { d.MovedFrom = "" })
+	return rec.Update(ctx, "of the move's end", func(d *state.Document) { d.MovedFrom = "" })
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -30,7 +31,7 @@ func TestCheckNamespace(t *testing.T) {
 		{name: "another namespace, moved", doc: &state.Document{Group: "demo", Namespace: "a"}, move: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkNamespace(tc.doc, Target{Group: g, Namespace: "b", Store: &memStore{}, NamespaceFrom: "K8S_NAMESPACE", MoveNamespace: tc.move})
+			err := lane.CheckNamespace(tc.doc, Target{Group: g, Namespace: "b", Store: &memStore{}, NamespaceFrom: "K8S_NAMESPACE", MoveNamespace: tc.move})
 			if !tc.refused {
 				if err != nil {
 					t.Fatalf("checkNamespace = %v, want nil", err)

@@ -204,6 +204,6 @@ func otherDeployments(t Target, foreign map[plan.Key]plan.Object) error {
 		parts = append(parts, fmt.Sprintf("%s (%s)", owner, strings.Join(objs, ", ")))
 		note += legacyNote(t.Group, owner)
 	}
-	return &PreflightError{fmt.Sprintf("namespace %s holds objects of another deployment, %s: a namespace belongs to one deployment; deploy %s into another namespace, or set sharedNamespace: true in the group files that share it%s",
+	return &PreflightError{Msg: fmt.Sprintf("namespace %s holds objects of another deployment, %s: a namespace belongs to one deployment; deploy %s into another namespace, or set sharedNamespace: true in the group files that share it%s",
 		t.Namespace, strings.Join(parts, "; "), t.Group.Name, note)}
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/parallel"
@@ -48,8 +48,8 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	addrs, err := e.publishPlan(ctx, t, l)
-	if err != nil {
+	pr := &lane.PlanRun{Target: t, Doc: doc, Live: l.live, Namespace: l.ns}
+	if err := e.prepare(ctx, pr); err != nil {
 		return nil, err
 	}
 	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
@@ -99,7 +99,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		}
 	}
 	p := plan.Compute(in)
-	p.Addresses, p.SecretKey = addrs, key
+	p.SecretKey = key
 	if t.KeepClaims {
 		plan.KeepClaims(p)
 		p.Notes = append(p.Notes, keptNotes(p)...)
@@ -121,7 +121,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err := e.planCentral(ctx, t, p); err != nil {
 		return nil, err
 	}
-	if err := e.planDNS(ctx, t, doc, p); err != nil {
+	if err := e.amend(ctx, pr, p); err != nil {
 		return nil, err
 	}
 	if p.Move, err = e.planMove(ctx, t, doc); err != nil {
@@ -167,7 +167,7 @@ func (e *Engine) preflightState(ctx context.Context, t Target, readNamespace fun
 	if err := e.preflight(ctx, t, readNamespace); err != nil {
 		return nil, err
 	}
-	return readState(ctx, t)
+	return lane.ReadState(ctx, t)
 }
 
 // listed is what Plan reads of the cluster while the images resolve.
@@ -344,30 +344,6 @@ func (e *Engine) resolveImages(ctx context.Context, t Target) ([]plan.Image, err
 		}
 	}
 	return out, errors.Join(errs...)
-}
-
-// serviceUser fails when image name is a service role's and its config would run the service
-// as root, which its container, locked to runAsNonRoot, refuses (issue 43): the loader
-// refuses that for a rootfs or an archive already, a base image's config is known only now,
-// once pulled.
-func serviceUser(g *spec.Group, name string, img v1.Image) error {
-	for _, n := range g.Nodes {
-		for _, r := range n.Roles {
-			if r.Service == nil || spec.RoleObjectName(n.Name, r.Name) != name {
-				continue
-			}
-			user, err := image.User(img)
-			if err != nil {
-				return fmt.Errorf("role %s: service image %s: %w", r.Name, name, err)
-			}
-			if problem := spec.RootUserProblem(user); problem != "" {
-				return fmt.Errorf("role %s: service image %s: the service would run as root, which its locked-down container refuses (runAsNonRoot): %s; set nodes.%s.roles.%s.service.image.user to a number other than 0 (e.g. `user: 65532`)",
-					r.Name, name, problem, n.Name, r.Name)
-			}
-			return nil
-		}
-	}
-	return nil
 }
 
 // nodeOfJob maps an image name (node, <node>-<role>, or <node>-<role>/secrets) to its node.

@@ -6,13 +6,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 )
 
 // PreflightError is a reason to stop before anything is pushed or changed.
-type PreflightError struct{ Msg string }
-
-func (e *PreflightError) Error() string { return e.Msg }
+type PreflightError = lane.PreflightError
 
 // Preflight checks what must hold before any push (SPEC §6): the cluster answers, the
 // RuntimeClass exists when the group names one, the namespace is not another group's.
@@ -23,7 +22,7 @@ func (e *Engine) Preflight(ctx context.Context, t Target) error {
 // preflight is Preflight with the namespace's read, which a plan shares with its listLive.
 func (e *Engine) preflight(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) error {
 	if spec.IsSystemNamespace(t.Namespace) {
-		return &PreflightError{fmt.Sprintf("namespace %s is a system namespace (default and kube-* are the cluster's own): slipway never deploys into it; name another with the file's namespace, -n or K8S_NAMESPACE", t.Namespace)}
+		return &PreflightError{Msg: fmt.Sprintf("namespace %s is a system namespace (default and kube-* are the cluster's own): slipway never deploys into it; name another with the file's namespace, -n or K8S_NAMESPACE", t.Namespace)}
 	}
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return err
@@ -38,7 +37,7 @@ func (e *Engine) preflight(ctx context.Context, t Target, readNamespace func() (
 			if t.Group.RuntimeClassLine > 0 {
 				where = fmt.Sprintf("%s:%d", where, t.Group.RuntimeClassLine)
 			}
-			return &PreflightError{fmt.Sprintf("group %s: runtimeClassName: RuntimeClass %q does not exist in the cluster (%s)", t.Group.Name, rc, where)}
+			return &PreflightError{Msg: fmt.Sprintf("group %s: runtimeClassName: RuntimeClass %q does not exist in the cluster (%s)", t.Group.Name, rc, where)}
 		}
 	}
 	live, err := readNamespace()
@@ -63,7 +62,7 @@ func namespaceOwner(live *unstructured.Unstructured, g *spec.Group, ns string) e
 		return nil
 	}
 	if owner := live.GetLabels()[spec.LabelGroup]; owner != "" && owner != g.Name {
-		return &PreflightError{fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it%s", ns, owner, g.Name, legacyNote(g, owner))}
+		return &PreflightError{Msg: fmt.Sprintf("namespace %s belongs to group %s, not %s: slipway will not touch it%s", ns, owner, g.Name, legacyNote(g, owner))}
 	}
 	return nil
 }

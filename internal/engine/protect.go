@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -37,7 +38,7 @@ func protectedNodes(g *spec.Group, doc *state.Document) map[string]bool {
 // copy forgotten here would stay on the volume with no step ever removing it, and a later
 // migration would take it for its backup (issue 35 item 1).
 func (e *Engine) keepClaimsDone(ctx context.Context, t Target, s *DestroyScope) error {
-	doc, err := readState(ctx, t)
+	doc, err := lane.ReadState(ctx, t)
 	if err != nil {
 		return err
 	}

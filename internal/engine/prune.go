@@ -12,7 +12,7 @@ import (
 // claimKept records that node's objects are gone but its claim (apply --keep-claims): its
 // record stays, cut to what reattaches the claim.
 func (r *recorder) claimKept(ctx context.Context, node string) error {
-	return r.update(ctx, "after removing node "+node+" but its claim", func(d *state.Document) {
+	return r.Update(ctx, "after removing node "+node+" but its claim", func(d *state.Document) {
 		if ns := d.Nodes[node]; ns != nil {
 			d.Nodes[node] = keptRecord(ns)
 		}

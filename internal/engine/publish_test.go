@@ -23,6 +23,12 @@ const testController = "example.org/gateway-controller"
 
 // publishGroup has node www behind the Gateway infra/public (80 and 443) and node mail with
 // its own address (25).
+// The route conditions the address steps wait for (publish/routes.go).
+const (
+	condAccepted     = string(gwv1.RouteConditionAccepted)
+	condResolvedRefs = string(gwv1.RouteConditionResolvedRefs)
+)
+
 func publishGroup(timeout time.Duration) *spec.Group {
 	tcp := func(ns ...int32) []spec.Port {
 		var out []spec.Port
@@ -176,7 +182,7 @@ func TestStatusAddresses(t *testing.T) {
 	g.Nodes = append(g.Nodes, &spec.Node{Name: "db"})
 	gs := &status.Group{Nodes: []status.Node{{Node: "db"}, {Node: "mail"}, {Node: "www"}}}
 	e := New(Options{Kube: f})
-	if err := e.statusAddresses(context.Background(), Target{Group: g, Namespace: "demo"}, gs); err != nil {
+	if err := publishLane(e).Addresses(context.Background(), Target{Group: g, Namespace: "demo"}, gs); err != nil {
 		t.Fatal(err)
 	}
 	want := []status.Node{{Node: "db"},

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -23,7 +24,7 @@ import (
 func (e *Engine) notReady(ctx context.Context, t Target, live map[plan.Key]plan.Object) (map[string]string, error) {
 	var suspects []string
 	for _, n := range t.Group.Nodes {
-		d := asTyped[appsv1.Deployment](live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}])
+		d := lane.AsTyped[appsv1.Deployment](live[plan.Key{Kind: "Deployment", Namespace: t.Namespace, Name: n.Name}])
 		if d == nil {
 			continue
 		}

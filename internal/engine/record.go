@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -70,13 +71,13 @@ func (r *recorder) backend() string {
 	return fmt.Sprintf("%T", r.store)
 }
 
-// update changes the document with f and writes it; when names the write in its error.
+// Update changes the document with f and writes it; when names the write in its error.
 //
 // It returns once a written document holds the change. Concurrent updates share writes:
 // while one write runs, the changes queued meanwhile go out together in the next. Writing the
 // whole document after each of every node's steps, one at a time, grew as the square of the
 // group (at 1,000 nodes, 4,000 writes of a 700 KB document).
-func (r *recorder) update(ctx context.Context, when string, f func(d *state.Document)) error {
+func (r *recorder) Update(ctx context.Context, when string, f func(d *state.Document)) error {
 	r.pmu.Lock()
 	r.queue = append(r.queue, f)
 	r.queued++
@@ -112,20 +113,16 @@ func (r *recorder) update(ctx context.Context, when string, f func(d *state.Docu
 	return nil
 }
 
-func (r *recorder) node(name string) *state.NodeState { return nodeOf(r.doc, name) }
+func (r *recorder) node(name string) *state.NodeState { return lane.NodeOf(r.doc, name) }
 
-// nodeOf is name's state in d, added when d has none.
-func nodeOf(d *state.Document, name string) *state.NodeState {
-	ns := d.Nodes[name]
-	if ns == nil {
-		ns = &state.NodeState{}
-		if d.Nodes == nil {
-			d.Nodes = map[string]*state.NodeState{}
-		}
-		d.Nodes[name] = ns
-	}
-	return ns
+// View runs f with the document under r's lock (lane.Recorder).
+func (r *recorder) View(f func(d *state.Document)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r.doc)
 }
+
+var _ lane.Recorder = (*recorder)(nil)
 
 // nodeField reads, under r's lock, what f takes from node's state; the zero value when the
 // state has no such node.
@@ -162,12 +159,12 @@ func (r *recorder) inFlight(ctx context.Context, node, deployment, image, msg st
 
 // lastRollout records node's last rollout; when names the write.
 func (r *recorder) lastRollout(ctx context.Context, when, node string, ro *event.Rollout) error {
-	return r.update(ctx, when, func(*state.Document) { r.node(node).LastRollout = ro })
+	return r.Update(ctx, when, func(*state.Document) { r.node(node).LastRollout = ro })
 }
 
 // ready records that image, with pod-template-hash hash and state version, became ready.
 func (r *recorder) ready(ctx context.Context, node, deployment, image, hash, version string) error {
-	return r.update(ctx, "after the rollout of deployment "+deployment, func(d *state.Document) {
+	return r.Update(ctx, "after the rollout of deployment "+deployment, func(d *state.Document) {
 		ns := r.node(node)
 		runsReady(ns, image, hash)
 		ranReady(ns, version)
@@ -183,7 +180,7 @@ func (r *recorder) failed(ctx context.Context, node, deployment, image, why stri
 // rolledBack records a rollout set back to oldImage; hash is the template that runs again
 // when it became ready ("" otherwise).
 func (r *recorder) rolledBack(ctx context.Context, node, deployment, oldImage, hash, why string) error {
-	return r.update(ctx, "after the rollback of deployment "+deployment, func(d *state.Document) {
+	return r.Update(ctx, "after the rollback of deployment "+deployment, func(d *state.Document) {
 		ns := r.node(node)
 		runsReady(ns, oldImage, hash)
 		if hash != "" {
@@ -210,14 +207,14 @@ func rolloutNow(result, msg, image string) *event.Rollout {
 
 // removed records that node's objects are gone.
 func (r *recorder) removed(ctx context.Context, node string) error {
-	return r.update(ctx, "after removing node "+node, func(d *state.Document) { delete(d.Nodes, node) })
+	return r.Update(ctx, "after removing node "+node, func(d *state.Document) { delete(d.Nodes, node) })
 }
 
 // recordNodeStep writes node's machine IDs, image, roles and suspension from the plan after
 // one of its steps (when names the write: "after the roles and removals"). Until the rollout
 // says otherwise, the image that became ready is the one recorded before.
 func (e *Engine) recordNodeStep(ctx context.Context, r *run, n *spec.Node, when string) error {
-	return r.rec.update(ctx, when+" of node "+n.Name, func(d *state.Document) {
+	return r.rec.Update(ctx, when+" of node "+n.Name, func(d *state.Document) {
 		ns := r.rec.node(n.Name)
 		prevImage := ns.Image
 		e.recordNode(ns, r.p, n)
@@ -260,7 +257,7 @@ func (e *Engine) recordAll(d *state.Document, p *plan.Plan, t Target) {
 	keep := map[string]bool{}
 	for _, n := range t.Group.Nodes {
 		keep[n.Name] = true
-		ns := nodeOf(d, n.Name)
+		ns := lane.NodeOf(d, n.Name)
 		e.recordNode(ns, p, n)
 		if ns.Image.Digest != "" && ns.PreviousReady == "" {
 			ns.PreviousReady = ns.Image.Ref + "@" + ns.Image.Digest

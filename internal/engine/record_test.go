@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -173,14 +174,14 @@ func TestStateWritesArePaced(t *testing.T) {
 	r := newRecorder(store, &state.Document{Group: "demo"})
 	r.pace = 100 * time.Millisecond
 	ctx := context.Background()
-	if err := r.update(ctx, "first", func(d *state.Document) { nodeOf(d, "n0") }); err != nil {
+	if err := r.Update(ctx, "first", func(d *state.Document) { lane.NodeOf(d, "n0") }); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for i := range 20 {
 		name := fmt.Sprintf("n%d", i+1)
 		wg.Go(func() {
-			if err := r.update(ctx, "after "+name, func(d *state.Document) { nodeOf(d, name) }); err != nil {
+			if err := r.Update(ctx, "after "+name, func(d *state.Document) { lane.NodeOf(d, name) }); err != nil {
 				t.Error(err)
 			}
 			// Returned: the store holds this node (read under the writers' lock).

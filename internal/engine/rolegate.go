@@ -28,7 +28,7 @@ func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 	}
 	if res.Phase == status.Ready {
 		hash := templateHash(w, k)
-		return rec.update(ctx, "after waiting for deployment "+k.Name, func(d *state.Document) {
+		return rec.Update(ctx, "after waiting for deployment "+k.Name, func(d *state.Document) {
 			ns := rec.node(node)
 			if hash != "" {
 				ns.ReadyTemplate = hash

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -62,9 +63,12 @@ func (e *Engine) applyDeployment(ctx context.Context, nr *nodeRun, st plan.Step)
 	if err != nil {
 		return err
 	}
-	nr.applied = &appliedRollout{key: k, image: newImage, prev: prev, gen: gen, since: since}
+	lane.Set(&nr.ln.Slots, appliedKey, &appliedRollout{key: k, image: newImage, prev: prev, gen: gen, since: since})
 	return nil
 }
+
+// appliedKey is the node's slot of the rollout apply-deployment started, for await-rollout.
+var appliedKey = lane.NewKey[*appliedRollout]("the rollout apply-deployment started")
 
 // appliedRollout is what apply-deployment hands on to await-rollout.
 type appliedRollout struct {
@@ -80,7 +84,7 @@ type appliedRollout struct {
 // ready and fails with the reason (SPEC §6 step 6). At 0 replicas (suspended) it waits for
 // nothing to run.
 func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) error {
-	a := nr.applied
+	a := lane.Get(&nr.ln.Slots, appliedKey)
 	if a == nil || a.key != *st.Object {
 		return fmt.Errorf("%s: await-rollout without its apply-deployment step", *st.Object)
 	}

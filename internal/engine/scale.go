@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
@@ -37,7 +38,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	if err := e.Preflight(ctx, t); err != nil {
 		return err
 	}
-	doc, err := readState(ctx, t)
+	doc, err := lane.ReadState(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	sort.Slice(targets, func(i, j int) bool { return targets[i].key.Name < targets[j].key.Name })
 	rec := newRecorder(t.Store, doc)
 	if suspend {
-		if err := e.suspendDNS(ctx, t, rec); err != nil {
+		if err := e.suspendLanes(ctx, t, rec); err != nil {
 			return err
 		}
 		err = e.suspend(ctx, rec, w, t, targets)
@@ -123,7 +124,7 @@ func (e *Engine) suspend(ctx context.Context, rec *recorder, w deploymentWatch, 
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return rec.update(ctx, "after suspending the group", func(d *state.Document) {
+	return rec.Update(ctx, "after suspending the group", func(d *state.Document) {
 		for _, ns := range d.Nodes {
 			ns.Suspended = true
 		}
@@ -134,7 +135,7 @@ func (e *Engine) suspend(ctx context.Context, rec *recorder, w deploymentWatch, 
 // a group the next apply rolls out, not one it scales back down), then per node scales its
 // Deployment up, follows the rollout as apply does, and starts its roles next to a ready node.
 func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t Target, targets []scaleTarget) error {
-	if err := rec.update(ctx, "before resuming the group", func(d *state.Document) {
+	if err := rec.Update(ctx, "before resuming the group", func(d *state.Document) {
 		for _, ns := range d.Nodes {
 			ns.Suspended = false
 		}
@@ -155,7 +156,7 @@ func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t
 		// A node that runs ready is published, even when resume failed: set back to its
 		// last ready template, or with a role that did not start (issue 35 item 11).
 		if err == nil || (ctx.Err() == nil && readyNow(w, t.Namespace, nodes[i])) {
-			err = errors.Join(err, e.resumeDNS(ctx, t, rec, nodes[i]))
+			err = errors.Join(err, e.resumeLanes(ctx, t, rec, nodes[i]))
 		}
 		if err != nil {
 			errs[i] = &NodeError{Node: nodes[i], Err: err}
@@ -241,7 +242,7 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentW
 		// It ran ready before the suspend: its last rollout (a rollback, say) stays what
 		// the state tells.
 		hash := templateHash(w, tg.key)
-		return rec.update(ctx, "after resuming deployment "+tg.key.Name, func(*state.Document) {
+		return rec.Update(ctx, "after resuming deployment "+tg.key.Name, func(*state.Document) {
 			if hash != "" {
 				rec.node(node).ReadyTemplate = hash
 			}

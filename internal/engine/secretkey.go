@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -50,7 +51,7 @@ func (r *recorder) recordSecretKey(ctx context.Context, key []byte) error {
 	if has || key == nil {
 		return nil
 	}
-	return r.update(ctx, "of the group's secret key", func(d *state.Document) {
+	return r.Update(ctx, "of the group's secret key", func(d *state.Document) {
 		d.SecretKey = base64.StdEncoding.EncodeToString(key)
 	})
 }
@@ -62,7 +63,7 @@ func (e *Engine) RecordSecretKey(ctx context.Context, t Target) ([]byte, error) 
 	if !t.Group.HasOwnSecrets() {
 		return nil, nil
 	}
-	doc, err := readAnyNamespace(ctx, t)
+	doc, err := lane.ReadAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, err
 	}

@@ -174,7 +174,7 @@ func (e *Engine) retire(ctx context.Context, t Target, rs []retirement, rec *rec
 			continue
 		}
 		place := r.rec.Place()
-		err := rec.update(ctx, "after the SPIRE parts in namespace "+r.rec.Namespace+" were retired", func(d *state.Document) {
+		err := rec.Update(ctx, "after the SPIRE parts in namespace "+r.rec.Namespace+" were retired", func(d *state.Document) {
 			d.Spire = slices.DeleteFunc(d.Spire, func(x state.SpireRecord) bool { return x.Place() == place })
 		})
 		if err != nil {
@@ -194,7 +194,7 @@ func (r *recorder) recordSpire(ctx context.Context, t Target) error {
 	if has {
 		return nil
 	}
-	return r.update(ctx, "before the SPIRE lane makes its parts", func(d *state.Document) {
+	return r.Update(ctx, "before the SPIRE lane makes its parts", func(d *state.Document) {
 		d.Spire = slices.DeleteFunc(d.Spire, func(x state.SpireRecord) bool { return x.Place() == want.Place() })
 		d.Spire = append(d.Spire, want)
 	})

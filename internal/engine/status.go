@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
@@ -18,7 +19,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
-	doc, err := readState(ctx, t)
+	doc, err := lane.ReadState(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +78,9 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 		ns.Roles = e.roleStatuses(name, n, st, wl.Deployments, judgeLive)
 		gs.Nodes = append(gs.Nodes, ns)
 	}
-	if err := e.statusAddresses(ctx, t, gs); err != nil {
+	if err := e.reportLanes(ctx, t, gs); err != nil {
 		return nil, err
 	}
-	e.statusDNS(ctx, t, gs)
 	return gs, nil
 }
 

@@ -1,4 +1,4 @@
-package engine
+package publish
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/quote"
@@ -25,20 +26,20 @@ const (
 // awaitAccepted waits, before the node's rollout, until the Gateway's controller accepts each
 // of the node's routes at the route's current generation; a route it rejects fails the node
 // at once, with the condition's reason. It runs an await-accepted step.
-func (e *Engine) awaitAccepted(ctx context.Context, nr *nodeRun, st plan.Step) error {
-	return e.awaitRoutes(ctx, nr, st, condAccepted)
+func (l *Lane) awaitAccepted(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
+	return l.awaitRoutes(ctx, nr, st, condAccepted)
 }
 
 // awaitResolved waits, after the rollout, until each route's references resolve: a controller
 // may hold a backend without a ready endpoint as unresolved until the pod is Ready, so a
 // False here is waited out until the limit. It runs an await-resolved step.
-func (e *Engine) awaitResolved(ctx context.Context, nr *nodeRun, st plan.Step) error {
-	return e.awaitRoutes(ctx, nr, st, condResolvedRefs)
+func (l *Lane) awaitResolved(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
+	return l.awaitRoutes(ctx, nr, st, condResolvedRefs)
 }
 
-func (e *Engine) awaitRoutes(ctx context.Context, nr *nodeRun, st plan.Step, cond string) error {
-	ref := nr.t.Group.Publish.Gateway
-	gw, class, err := e.o.Kube.Gateway(ctx, ref.Namespace, ref.Name)
+func (l *Lane) awaitRoutes(ctx context.Context, nr *lane.NodeRun, st plan.Step, cond string) error {
+	ref := nr.Target.Group.Publish.Gateway
+	gw, class, err := l.kube.Gateway(ctx, ref.Namespace, ref.Name)
 	switch {
 	case err != nil:
 		return err
@@ -47,14 +48,14 @@ func (e *Engine) awaitRoutes(ctx context.Context, nr *nodeRun, st plan.Step, con
 	case class == nil:
 		return fmt.Errorf("gateway %s (%s): its GatewayClass %s does not exist", ref, ref.From, gw.Spec.GatewayClassName)
 	}
-	nr.address = gatewayAddresses(gw)
-	e.emit(event.Event{Node: st.Node, Phase: event.PhaseApply, Message: fmt.Sprintf("waiting for %s %s on gateway %s", keyNames(st.Objects), cond, ref)})
+	lane.Set(&nr.Slots, addressKey, gatewayAddresses(gw))
+	l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseApply, Message: fmt.Sprintf("waiting for %s %s on gateway %s", keyNames(st.Objects), cond, ref)})
 	wctx, cancel := context.WithTimeout(ctx, st.Limit)
 	defer cancel()
 	w := routeWait{gateway: *ref, controller: string(class.Spec.ControllerName), cond: cond, failFast: cond == condAccepted}
 	for _, k := range st.Objects {
 		w.last = "no status from its controller " + w.controller
-		err := e.o.Kube.WaitRoute(wctx, k, func(gen int64, rs gwv1.RouteStatus) (bool, error) {
+		err := l.kube.WaitRoute(wctx, k, func(gen int64, rs gwv1.RouteStatus) (bool, error) {
 			return w.check(k, gen, rs)
 		})
 		switch {

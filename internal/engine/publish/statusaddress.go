@@ -1,16 +1,17 @@
-package engine
+package publish
 
 import (
 	"context"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/status"
 )
 
-// statusAddresses adds to gs each published node's names and the address they point at
+// Addresses adds to gs each published node's names and the address they point at
 // (SPEC §7): the Gateway's, read once, for the nodes behind it; else the node's Service's
 // load-balancer ingress. Without `publish:` it reads nothing.
-func (e *Engine) statusAddresses(ctx context.Context, t Target, gs *status.Group) error {
+func (l *Lane) Addresses(ctx context.Context, t lane.Target, gs *status.Group) error {
 	pub := t.Group.Publish
 	if pub == nil {
 		return nil
@@ -25,7 +26,7 @@ func (e *Engine) statusAddresses(ctx context.Context, t Target, gs *status.Group
 		}
 		ns.Names = n.PublishedNames
 		if t.Group.AddressModeOf(n) != spec.BehindGateway {
-			addr, err := e.o.Kube.ServiceIngress(ctx, t.Namespace, n.Name)
+			addr, err := l.kube.ServiceIngress(ctx, t.Namespace, n.Name)
 			if err != nil {
 				return err
 			}
@@ -33,7 +34,7 @@ func (e *Engine) statusAddresses(ctx context.Context, t Target, gs *status.Group
 			continue
 		}
 		if !gatewayRead {
-			gw, _, err := e.o.Kube.Gateway(ctx, pub.Gateway.Namespace, pub.Gateway.Name)
+			gw, _, err := l.kube.Gateway(ctx, pub.Gateway.Namespace, pub.Gateway.Name)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package engine
+package publish
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -116,16 +117,16 @@ func recordedDNS(doc *state.Document, wanted []dnsItem) []dnsItem {
 	return out
 }
 
-// dnsServerFor is the DNS server of t's group: Options.DNS, else a client made once from its
+// dnsServerFor is the DNS server of t's group: the engine's, else a client made once from its
 // publish: with the secret read from the environment (never stored anywhere but the client).
-func (e *Engine) dnsServerFor(t Target) (dnsServer, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.o.DNS != nil {
-		return e.o.DNS, nil
+func (l *Lane) dnsServerFor(t lane.Target) (Server, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.given != nil {
+		return l.given, nil
 	}
-	if e.dns != nil {
-		return e.dns, nil
+	if l.dns != nil {
+		return l.dns, nil
 	}
 	p := t.Group.Publish
 	secret, err := p.DNS.Secret()
@@ -136,13 +137,13 @@ func (e *Engine) dnsServerFor(t Target) (dnsServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group %s: publish: %w", t.Group.Name, err)
 	}
-	e.dns = c
+	l.dns = c
 	return c, nil
 }
 
 // dnsOwner is the owner the group's records carry: <group>/<namespace>@<UID of kube-system>.
-func (e *Engine) dnsOwner(ctx context.Context, t Target) (string, error) {
-	ks, err := e.o.Kube.Namespace(ctx, "kube-system")
+func (l *Lane) dnsOwner(ctx context.Context, t lane.Target) (string, error) {
+	ks, err := l.kube.Namespace(ctx, "kube-system")
 	if err != nil {
 		return "", err
 	}
@@ -154,23 +155,23 @@ func (e *Engine) dnsOwner(ctx context.Context, t Target) (string, error) {
 
 // nodeAddress is the address node's names point at: the Gateway's for a node behind it, else
 // its LoadBalancer Service's ingress.
-func (e *Engine) nodeAddress(ctx context.Context, t Target, node string) ([]string, error) {
+func (l *Lane) nodeAddress(ctx context.Context, t lane.Target, node string) ([]string, error) {
 	if n := t.Group.Node(node); n != nil && t.Group.AddressModeOf(n) == spec.BehindGateway {
 		ref := t.Group.Publish.Gateway
-		gw, _, err := e.o.Kube.Gateway(ctx, ref.Namespace, ref.Name)
+		gw, _, err := l.kube.Gateway(ctx, ref.Namespace, ref.Name)
 		return gatewayAddresses(gw), err
 	}
-	return e.o.Kube.ServiceIngress(ctx, t.Namespace, node)
+	return l.kube.ServiceIngress(ctx, t.Namespace, node)
 }
 
 // readDNS opens the group's DNS server and reads what it holds at items' names, with the owner
 // this group's records carry: what both plan and apply start from.
-func (e *Engine) readDNS(ctx context.Context, t Target, items []dnsItem) (dnsServer, string, []dns.Seen, error) {
-	srv, err := e.dnsServerFor(t)
+func (l *Lane) readDNS(ctx context.Context, t lane.Target, items []dnsItem) (Server, string, []dns.Seen, error) {
+	srv, err := l.dnsServerFor(t)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	owner, err := e.dnsOwner(ctx, t)
+	owner, err := l.dnsOwner(ctx, t)
 	if err != nil {
 		return nil, "", nil, err
 	}

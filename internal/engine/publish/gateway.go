@@ -1,4 +1,4 @@
-package engine
+package publish
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -39,7 +40,7 @@ var (
 // as apply leaves them) and whose hostname takes each of the node's names. nil: nothing.
 func checkGateway(ref spec.GatewayRef, gw *gwv1.Gateway, class *gwv1.GatewayClass, ns string, nsLabels map[string]string, nodes []*spec.Node) error {
 	fail := func(problems ...string) error {
-		return &PreflightError{fmt.Sprintf("gateway %s (%s): %s", ref, ref.From, strings.Join(problems, "; "))}
+		return &lane.PreflightError{Msg: fmt.Sprintf("gateway %s (%s): %s", ref, ref.From, strings.Join(problems, "; "))}
 	}
 	if gw == nil {
 		return fail("does not exist (or the cluster does not serve the Gateway API)")

@@ -1,4 +1,4 @@
-package engine
+package publish
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -17,19 +18,19 @@ import (
 // would point nowhere is not rolled out. The address is handed on to the node's later steps.
 //
 // It runs an await-address step.
-func (e *Engine) awaitAddress(ctx context.Context, nr *nodeRun, st plan.Step) error {
+func (l *Lane) awaitAddress(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
 	k := *st.Object
-	e.emit(event.Event{Node: st.Node, Phase: event.PhaseApply, Message: "waiting for the load-balancer address of service " + k.Name})
+	l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseApply, Message: "waiting for the load-balancer address of service " + k.Name})
 	wctx, cancel := context.WithTimeout(ctx, st.Limit)
 	defer cancel()
 	var addr []string
-	err := e.o.Kube.WaitService(wctx, k.Namespace, k.Name, func(s *corev1.Service) bool {
+	err := l.kube.WaitService(wctx, k.Namespace, k.Name, func(s *corev1.Service) bool {
 		addr = kube.IngressOf(s)
 		return len(addr) > 0
 	})
 	switch {
 	case err == nil:
-		nr.address = addr
+		lane.Set(&nr.Slots, addressKey, addr)
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("interrupted while waiting for the load-balancer address of service %s: %w", k.Name, ctx.Err())

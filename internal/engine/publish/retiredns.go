@@ -1,9 +1,10 @@
-package engine
+package publish
 
 import (
 	"context"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/state"
@@ -12,15 +13,15 @@ import (
 // retireDNS retires the node's record sets the plan says are no longer wanted (a name
 // removed from the file, the node removed), each only while it is still ours, in the zone
 // the state says it was published in.
-func (e *Engine) retireDNS(ctx context.Context, r *run, st plan.Step) error {
+func (l *Lane) retireDNS(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
 	items := make([]dnsItem, len(st.Records))
-	r.rec.mu.Lock()
-	for i, rc := range st.Records {
-		items[i] = dnsItem{node: st.Node, name: rc.Name, kind: dns.Kind(rc.Kind), zone: recordedZone(r.rec.doc, rc.Name, rc.Kind)}
-	}
-	r.rec.mu.Unlock()
-	e.emitDNS(st)
-	return e.syncDNS(ctx, r.t, r.rec, items)
+	nr.Rec.View(func(d *state.Document) {
+		for i, rc := range st.Records {
+			items[i] = dnsItem{node: st.Node, name: rc.Name, kind: dns.Kind(rc.Kind), zone: recordedZone(d, rc.Name, rc.Kind)}
+		}
+	})
+	l.emitDNS(st)
+	return l.syncDNS(ctx, nr.Target, nr.Rec, items)
 }
 
 // recordedZone is the zone the state says the set name/kind was published in, "" when it
@@ -37,6 +38,6 @@ func recordedZone(doc *state.Document, name, kind string) string {
 }
 
 // emitDNS says which step of the DNS lane starts.
-func (e *Engine) emitDNS(st plan.Step) {
-	e.emit(event.Event{Node: st.Node, Phase: event.PhaseApply, Message: st.String()})
+func (l *Lane) emitDNS(st plan.Step) {
+	l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseApply, Message: st.String()})
 }

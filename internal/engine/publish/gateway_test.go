@@ -1,11 +1,10 @@
-package engine
+package publish
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -103,27 +102,6 @@ func TestHostIntersects(t *testing.T) {
 		}
 		if got := hostIntersects(l, tt.name); got != tt.want {
 			t.Errorf("hostIntersects(%q, %q) = %v, want %v", tt.listener, tt.name, got, tt.want)
-		}
-	}
-}
-
-// A node moving behind the Gateway or away from it has its Service replaced, not updated.
-func TestServiceTypeChange(t *testing.T) {
-	svc := func(typ string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{"kind": "Service", "spec": map[string]any{"type": typ}}}
-	}
-	for _, tt := range []struct {
-		name          string
-		desired, live *unstructured.Unstructured
-		want          string
-	}{
-		{"to the Gateway", svc("ClusterIP"), svc("LoadBalancer"), "its type changes from LoadBalancer to ClusterIP"},
-		{"away from it", svc("LoadBalancer"), svc("ClusterIP"), "its type changes from ClusterIP to LoadBalancer"},
-		{"same type", svc("LoadBalancer"), svc("LoadBalancer"), ""},
-		{"new", svc("ClusterIP"), nil, ""},
-	} {
-		if got := serviceTypeChange(tt.desired, tt.live); got != tt.want {
-			t.Errorf("%s: serviceTypeChange = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,10 +1,11 @@
-package engine
+package publish
 
 import (
 	"fmt"
 	"strings"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -12,7 +13,7 @@ import (
 // sets slipway published (issue 35 item 16): without it slipway has no server to retire them
 // on, and apply or destroy would give back the addresses they point at, for the cluster to
 // hand to someone else.
-func refuseLeftRecords(t Target, doc *state.Document) error {
+func refuseLeftRecords(t lane.Target, doc *state.Document) error {
 	if t.Group.Publish != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package engine
+package publish
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/state"
 )
@@ -16,11 +17,11 @@ import (
 // lists a set before its UPDATE goes (a run killed in between retires it later if it came)
 // and drops it after it is retired. A conflict is never touched; its error joins the others'
 // while the other sets go on.
-func (e *Engine) syncDNS(ctx context.Context, t Target, rec *recorder, items []dnsItem) error {
+func (l *Lane) syncDNS(ctx context.Context, t lane.Target, rec lane.Recorder, items []dnsItem) error {
 	if len(items) == 0 {
 		return nil
 	}
-	srv, owner, seen, err := e.readDNS(ctx, t, items)
+	srv, owner, seen, err := l.readDNS(ctx, t, items)
 	if err != nil {
 		return err
 	}
@@ -36,24 +37,24 @@ func (e *Engine) syncDNS(ctx context.Context, t Target, rec *recorder, items []d
 		}
 		if act == dns.None {
 			if it.want == nil {
-				err = e.recordDNS(ctx, rec, it, false) // gone already: the state forgets it
+				err = l.recordDNS(ctx, rec, it, false) // gone already: the state forgets it
 			}
 			errs = append(errs, err)
 			continue
 		}
 		set := it.probe(t.Group.Publish.Zone)
 		if it.want != nil {
-			if err := e.recordDNS(ctx, rec, it, true); err != nil {
+			if err := l.recordDNS(ctx, rec, it, true); err != nil {
 				return errors.Join(append(errs, err)...)
 			}
 		}
-		e.emit(event.Event{Node: it.node, Phase: event.PhaseApply, Message: fmt.Sprintf("dns: %s %s", act, describeSet(set))})
+		l.env.Emit(event.Event{Node: it.node, Phase: event.PhaseApply, Message: fmt.Sprintf("dns: %s %s", act, describeSet(set))})
 		if err := srv.Apply(ctx, dns.Change{Action: act, Set: set, Seen: seen[i], Owner: owner}); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if it.want == nil {
-			errs = append(errs, e.recordDNS(ctx, rec, it, false))
+			errs = append(errs, l.recordDNS(ctx, rec, it, false))
 		}
 	}
 	return errors.Join(errs...)
@@ -73,17 +74,18 @@ func describeSet(s dns.Set) string {
 
 // recordDNS adds it to its node's published sets in the state (published true), with the
 // zone it is published in, or drops it.
-func (e *Engine) recordDNS(ctx context.Context, rec *recorder, it dnsItem, published bool) error {
+func (l *Lane) recordDNS(ctx context.Context, rec lane.Recorder, it dnsItem, published bool) error {
 	if rec == nil {
 		return nil
 	}
 	k := state.DNSRecord{Name: it.name, Kind: string(it.kind), Zone: it.zone}
 	same := func(r state.DNSRecord) bool { return r.Name == k.Name && r.Kind == k.Kind }
-	rec.mu.Lock()
-	ns := rec.doc.Nodes[it.node]
-	has := ns != nil && slices.Contains(ns.DNS, k)
-	listed := ns != nil && slices.ContainsFunc(ns.DNS, same)
-	rec.mu.Unlock()
+	var has, listed bool
+	rec.View(func(d *state.Document) {
+		ns := d.Nodes[it.node]
+		has = ns != nil && slices.Contains(ns.DNS, k)
+		listed = ns != nil && slices.ContainsFunc(ns.DNS, same)
+	})
 	if published && has || !published && !listed {
 		return nil
 	}
@@ -91,10 +93,10 @@ func (e *Engine) recordDNS(ctx context.Context, rec *recorder, it dnsItem, publi
 	if !published {
 		verb = "after retiring"
 	}
-	return rec.update(ctx, verb+" dns "+it.name, func(*state.Document) {
-		ns := rec.node(it.node)
+	return rec.Update(ctx, verb+" dns "+it.name, func(d *state.Document) {
+		ns := lane.NodeOf(d, it.node)
 		if published {
-			for _, other := range rec.doc.Nodes { // a name moved from another node is this one's now
+			for _, other := range d.Nodes { // a name moved from another node is this one's now
 				other.DNS = slices.DeleteFunc(other.DNS, same)
 			}
 			ns.DNS = append(ns.DNS, k)

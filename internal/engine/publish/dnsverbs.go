@@ -1,10 +1,11 @@
-package engine
+package publish
 
 import (
 	"context"
 	"fmt"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -14,7 +15,7 @@ import (
 
 // retireItems are every set of the group the file wants or the state recorded, as items to
 // retire; names only unless mail is set.
-func retireItems(t Target, doc *state.Document, mail bool) []dnsItem {
+func retireItems(t lane.Target, doc *state.Document, mail bool) []dnsItem {
 	var out []dnsItem
 	for _, it := range dedupeItems(append(wantedDNS(t.Group, false, nil), recordedDNS(doc, nil)...)) {
 		if it.kind == dns.KindAddress || mail {
@@ -25,25 +26,24 @@ func retireItems(t Target, doc *state.Document, mail bool) []dnsItem {
 }
 
 // suspendDNS retires the group's published names before its Deployments go to 0.
-func (e *Engine) suspendDNS(ctx context.Context, t Target, rec *recorder) error {
+func (l *Lane) suspendDNS(ctx context.Context, t lane.Target, rec lane.Recorder) error {
 	if t.Group.Publish == nil {
 		return nil
 	}
-	rec.mu.Lock()
-	items := retireItems(t, rec.doc, false)
-	rec.mu.Unlock()
-	if err := e.syncDNS(ctx, t, rec, items); err != nil {
+	var items []dnsItem
+	rec.View(func(d *state.Document) { items = retireItems(t, d, false) })
+	if err := l.syncDNS(ctx, t, rec, items); err != nil {
 		return fmt.Errorf("suspend: dns: %w", err)
 	}
 	return nil
 }
 
 // resumeDNS publishes node's names (and the mail records on the relay) after it resumed.
-func (e *Engine) resumeDNS(ctx context.Context, t Target, rec *recorder, node string) error {
+func (l *Lane) resumeDNS(ctx context.Context, t lane.Target, rec lane.Recorder, node string) error {
 	if t.Group.Publish == nil {
 		return nil
 	}
-	addr, err := e.nodeAddress(ctx, t, node)
+	addr, err := l.nodeAddress(ctx, t, node)
 	if err != nil {
 		return err
 	}
@@ -57,25 +57,25 @@ func (e *Engine) resumeDNS(ctx context.Context, t Target, rec *recorder, node st
 		}
 		items = append(items, it)
 	}
-	if err := e.syncDNS(ctx, t, rec, items); err != nil {
+	if err := l.syncDNS(ctx, t, rec, items); err != nil {
 		return fmt.Errorf("resume: dns: %w", err)
 	}
 	return nil
 }
 
 // destroyDNS retires every set of the group, names and mail, before its objects go.
-func (e *Engine) destroyDNS(ctx context.Context, t Target) error {
+func (l *Lane) destroyDNS(ctx context.Context, t lane.Target) error {
 	if t.Group.Publish == nil {
 		return nil
 	}
-	doc, err := readState(ctx, t)
+	doc, err := lane.ReadState(ctx, t)
 	if err != nil {
 		return err
 	}
 	if doc == nil {
 		doc = &state.Document{Group: t.Group.Name}
 	}
-	if err := e.syncDNS(ctx, t, newRecorder(t.Store, doc), retireItems(t, doc, true)); err != nil {
+	if err := l.syncDNS(ctx, t, l.env.NewRecorder(t.Store, doc), retireItems(t, doc, true)); err != nil {
 		return fmt.Errorf("destroy: dns: %w", err)
 	}
 	return nil

@@ -1,21 +1,22 @@
-package engine
+package publish
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 )
 
 // publishDNS publishes the node's names at its address, and on the mail relay the zone's
 // mail records, after its rollout (SPEC §7). The address is the one the address lane waited
 // for in this run, else the one its Service has now: the plan may not have known it.
-func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) error {
-	addr := nr.address
+func (l *Lane) publishDNS(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
+	addr := lane.Get(&nr.Slots, addressKey)
 	if len(addr) == 0 {
 		var err error
-		if addr, err = e.pollAddress(ctx, nr.t, st.Node); err != nil {
+		if addr, err = l.pollAddress(ctx, nr.Target, st.Node); err != nil {
 			return err
 		}
 	}
@@ -24,7 +25,7 @@ func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) erro
 		addrs[st.Node] = addr
 	}
 	want := map[string]dnsItem{}
-	for _, it := range wantedDNS(nr.t.Group, nr.p.Suspended, addrs) {
+	for _, it := range wantedDNS(nr.Target.Group, nr.Plan.Suspended, addrs) {
 		if it.node == st.Node {
 			want[it.name+"\x00"+string(it.kind)] = it
 		}
@@ -40,17 +41,17 @@ func (e *Engine) publishDNS(ctx context.Context, nr *nodeRun, st plan.Step) erro
 		}
 		items = append(items, it)
 	}
-	e.emitDNS(st)
-	return e.syncDNS(ctx, nr.t, nr.rec, items)
+	l.emitDNS(st)
+	return l.syncDNS(ctx, nr.Target, nr.Rec, items)
 }
 
 // pollAddress waits up to the group's addressTimeout for the node's address, when no step of
 // the address lane ran in this run (a node with only records to publish): a load balancer
 // gives it some time after the Service is made.
-func (e *Engine) pollAddress(ctx context.Context, t Target, node string) ([]string, error) {
+func (l *Lane) pollAddress(ctx context.Context, t lane.Target, node string) ([]string, error) {
 	deadline := time.Now().Add(t.Group.Publish.AddressTimeout)
 	for {
-		addr, err := e.nodeAddress(ctx, t, node)
+		addr, err := l.nodeAddress(ctx, t, node)
 		if err != nil || len(addr) > 0 || !time.Now().Before(deadline) {
 			return addr, err
 		}

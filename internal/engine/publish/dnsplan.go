@@ -1,22 +1,21 @@
-package engine
+package publish
 
 import (
 	"context"
 	corev1 "k8s.io/api/core/v1"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
-// planDNS adds to p, per node, the record sets apply publishes, changes or retires and the
+// PlanDNS adds to p, per node, the record sets apply publishes, changes or retires and the
 // conflicts that refuse a node (SPEC §7). It reads the server with queries only: the sets the
 // file wants, and those the state says were published (a name removed from the file).
-func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, p *plan.Plan) error {
+func (l *Lane) PlanDNS(ctx context.Context, t lane.Target, doc *state.Document, p *plan.Plan) error {
 	if t.Group.Publish == nil {
 		return refuseLeftRecords(t, doc) // no server to read
 	}
@@ -38,7 +37,7 @@ func (e *Engine) planDNS(ctx context.Context, t Target, doc *state.Document, p *
 	if len(items) == 0 {
 		return nil
 	}
-	_, owner, seen, err := e.readDNS(ctx, t, items)
+	_, owner, seen, err := l.readDNS(ctx, t, items)
 	if err != nil {
 		return err
 	}
@@ -129,8 +128,7 @@ func addRecord(p *plan.Plan, g *spec.Group, node string, rc plan.RecordChange) {
 	slices.SortStableFunc(p.Nodes, func(a, b plan.NodePlan) int { return order(a.Node) - order(b.Node) })
 }
 
-// ingressOf reads a Service's status.loadBalancer.ingress: its IPs, or host names.
-// serviceIngress is ingressOf of a typed Service.
+// serviceIngress reads a Service's status.loadBalancer.ingress: its IPs, or host names.
 func serviceIngress(svc *corev1.Service) []string {
 	var out []string
 	for _, x := range svc.Status.LoadBalancer.Ingress {
@@ -138,20 +136,6 @@ func serviceIngress(svc *corev1.Service) []string {
 			out = append(out, x.IP)
 		} else if x.Hostname != "" {
 			out = append(out, x.Hostname)
-		}
-	}
-	return out
-}
-
-func ingressOf(svc *unstructured.Unstructured) []string {
-	ing, _, _ := unstructured.NestedSlice(svc.Object, "status", "loadBalancer", "ingress")
-	var out []string
-	for _, x := range ing {
-		m, _ := x.(map[string]any)
-		if ip, _ := m["ip"].(string); ip != "" {
-			out = append(out, ip)
-		} else if h, _ := m["hostname"].(string); h != "" {
-			out = append(out, h)
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package engine
+package publish
 
 import (
 	"context"
@@ -6,21 +6,22 @@ import (
 	"strings"
 
 	"slipway.dev/slipway/internal/dns"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/status"
 )
 
 // statusDNS says for each node of gs that publishes something whether the DNS server agrees
-// (SPEC §7), from the addresses statusAddresses found: "agrees", or what differs. It only
+// (SPEC §7), from the addresses Addresses found: "agrees", or what differs. It only
 // queries. A server it cannot read makes every such node "cannot tell: …".
-func (e *Engine) statusDNS(ctx context.Context, t Target, gs *status.Group) {
-	verdict := e.nodesDNS(ctx, t, gs)
+func (l *Lane) statusDNS(ctx context.Context, t lane.Target, gs *status.Group) {
+	verdict := l.nodesDNS(ctx, t, gs)
 	for i, n := range gs.Nodes {
 		gs.Nodes[i].DNS = verdict[n.Node]
 	}
 }
 
 // nodesDNS is statusDNS's verdict per node.
-func (e *Engine) nodesDNS(ctx context.Context, t Target, gs *status.Group) map[string]string {
+func (l *Lane) nodesDNS(ctx context.Context, t lane.Target, gs *status.Group) map[string]string {
 	if t.Group.Publish == nil {
 		return nil
 	}
@@ -53,11 +54,11 @@ func (e *Engine) nodesDNS(ctx context.Context, t Target, gs *status.Group) map[s
 		}
 		return out
 	}
-	srv, err := e.dnsServerFor(t)
+	srv, err := l.dnsServerFor(t)
 	if err != nil {
 		return fail(err)
 	}
-	owner, err := e.dnsOwner(ctx, t)
+	owner, err := l.dnsOwner(ctx, t)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,0 +1,65 @@
+// Package lane is the engine's contract with its lanes (issue 45): what a lane is (Lane and
+// the optional hooks it implements, found by type assertion), what the engine lends it
+// instead of itself (Env, Target, Recorder, NodeRun with its per-node slots) and the helpers
+// every lane shares (the state read with its namespace check). The engine root composes the
+// lanes from one list (internal/engine/lanes.go) and calls each hook in that list's order at
+// its place in a verb; the order of steps stays in plan.BuildSteps. A lane imports this
+// package and the pure core, never another lane nor the engine root.
+package lane
+
+import (
+	"context"
+
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/status"
+)
+
+// Lane is one lane of the engine: a package that plans, applies, destroys, suspends or
+// reports one concern of a deployment (publishing, secrets, …) through the hooks below.
+type Lane interface {
+	// Name names the lane in errors and docs ("publish").
+	Name() string
+}
+
+// Executor runs one kind of step for one node (st.Node; "" for a step of the run).
+type Executor func(ctx context.Context, nr *NodeRun, st plan.Step) error
+
+// Stepper is a lane with steps: the executor of each of its step kinds. No two lanes run
+// the same kind.
+type Stepper interface {
+	Executors() map[plan.StepKind]Executor
+}
+
+// Preparer is a lane's first part of a plan, before the objects are rendered: it reads and
+// checks what its Amender needs later (kept in pr's slots) and refuses a plan it cannot go on
+// with before anything else is read.
+type Preparer interface {
+	Prepare(ctx context.Context, pr *PlanRun) error
+}
+
+// Amender is a lane's part of a plan, once plan.Compute made it: it adds its changes and
+// notes to p, reading what pr holds, and fails the plan when the lane cannot go on.
+type Amender interface {
+	Amend(ctx context.Context, pr *PlanRun, p *plan.Plan) error
+}
+
+// Destroyer is a lane's part of destroy: Refuse runs while destroy reads what it would
+// remove (nothing is changed yet; doc is the state, nil when none), Destroy before the
+// deployment's objects go.
+type Destroyer interface {
+	Refuse(t Target, doc *state.Document) error
+	Destroy(ctx context.Context, t Target) error
+}
+
+// Suspender is a lane's part of suspend and resume: Suspend before the Deployments go to 0,
+// Resume once node runs again.
+type Suspender interface {
+	Suspend(ctx context.Context, t Target, rec Recorder) error
+	Resume(ctx context.Context, t Target, rec Recorder, node string) error
+}
+
+// Reporter is a lane's part of status: it fills in gs what the lane knows of each node.
+type Reporter interface {
+	Status(ctx context.Context, t Target, gs *status.Group) error
+}

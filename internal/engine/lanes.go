@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+
+	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/status"
+)
+
+// newLanes is the one list of the engine's lanes (internal/engine/lane). At each place of a
+// verb the root calls the hook of every lane that has it, in this order; a lane's steps run
+// where plan.BuildSteps puts them. A new lane is its package and a line here.
+func (e *Engine) newLanes() []lane.Lane {
+	env := lane.Env{
+		Emit:        e.emit,
+		NewRecorder: func(s state.Store, d *state.Document) lane.Recorder { return newRecorder(s, d) },
+	}
+	return []lane.Lane{
+		publish.New(env, e.o.Kube, e.o.DNS),
+	}
+}
+
+// laneSteps are the executors of the lanes' steps, by kind.
+func laneSteps(lanes []lane.Lane) map[plan.StepKind]lane.Executor {
+	out := map[plan.StepKind]lane.Executor{}
+	for _, l := range lanes {
+		if s, ok := l.(lane.Stepper); ok {
+			for k, x := range s.Executors() {
+				out[k] = x
+			}
+		}
+	}
+	return out
+}
+
+// eachLane calls f with every lane that has hook H, in the list's order, and stops at the
+// first error.
+func eachLane[H any](lanes []lane.Lane, f func(h H) error) error {
+	for _, l := range lanes {
+		if h, ok := l.(H); ok {
+			if err := f(h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// prepare runs the lanes' first part of a plan, before render.
+func (e *Engine) prepare(ctx context.Context, pr *lane.PlanRun) error {
+	return eachLane(e.lanes, func(h lane.Preparer) error { return h.Prepare(ctx, pr) })
+}
+
+// amend runs the lanes' part of a plan once it is computed.
+func (e *Engine) amend(ctx context.Context, pr *lane.PlanRun, p *plan.Plan) error {
+	return eachLane(e.lanes, func(h lane.Amender) error { return h.Amend(ctx, pr, p) })
+}
+
+// refuseDestroy asks each lane whether destroy may go on; nothing is changed yet.
+func (e *Engine) refuseDestroy(t Target, doc *state.Document) error {
+	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Refuse(t, doc) })
+}
+
+// destroyLanes runs the lanes' part of destroy, before the group's objects go.
+func (e *Engine) destroyLanes(ctx context.Context, t Target) error {
+	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Destroy(ctx, t) })
+}
+
+// suspendLanes runs the lanes' part of suspend, before the Deployments go to 0.
+func (e *Engine) suspendLanes(ctx context.Context, t Target, rec *recorder) error {
+	return eachLane(e.lanes, func(h lane.Suspender) error { return h.Suspend(ctx, t, rec) })
+}
+
+// resumeLanes runs the lanes' part of resume once node runs again.
+func (e *Engine) resumeLanes(ctx context.Context, t Target, rec *recorder, node string) error {
+	return eachLane(e.lanes, func(h lane.Suspender) error { return h.Resume(ctx, t, rec, node) })
+}
+
+// reportLanes adds what each lane knows to a status.
+func (e *Engine) reportLanes(ctx context.Context, t Target, gs *status.Group) error {
+	return eachLane(e.lanes, func(h lane.Reporter) error { return h.Status(ctx, t, gs) })
+}
