@@ -38,10 +38,12 @@ var allowed = map[string][]string{
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":     {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":    {"event", "kube", "quote", "redact", "spec"},
-	"engine":   {"dns", "engine/central", "engine/lane", "engine/publish", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
 	// lends a lane; it reaches no lane and not the root.
-	"engine/lane": {"event", "image", "plan", "spec", "state", "status"},
+	"engine/lane": {"event", "image", "kube", "plan", "spec", "state", "status"},
+	// The lane of --move-namespace.
+	"engine/nsmove": {"engine/lane", "event", "plan", "spec", "state"},
 	// The publishing lane (SPEC §7): the Gateway, addresses and DNS records.
 	"engine/publish": {"dns", "engine/lane", "event", "kube", "plan", "quote", "spec", "state", "status"},
 	"devcluster":     {},

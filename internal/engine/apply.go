@@ -136,7 +136,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	rec.mu.Lock()
 	rec.doc.Namespace = p.Namespace
 	if p.Move != nil {
-		rec.doc.MovedFrom = p.Move.From // until its objects there are gone (finishMove)
+		rec.doc.MovedFrom = p.Move.From // until its objects there are gone (nsmove)
 	}
 	rec.mu.Unlock()
 
@@ -164,7 +164,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := ctx.Err(); err != nil && len(failed.m) == 0 {
 		return fmt.Errorf("apply interrupted: %w", err)
 	}
-	if err := e.finishMove(ctx, p, rec, failed); err != nil {
+	if err := e.finish(ctx, p, rec, failed.count()); err != nil {
 		return errors.Join(failed.err(), err)
 	}
 	return failed.err()

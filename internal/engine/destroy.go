@@ -94,7 +94,7 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if err != nil || ns == nil {
 		return s, err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, groupSelector(t.Group.Name))
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 			gone = t.Namespace
 		}
 		p := &plan.Plan{Group: t.Group.Name, Namespace: t.Namespace, Destroy: true, Nodes: destroyChanges(live, gone)}
-		if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
+		if err := plan.Protect(p, lane.ProtectedNodes(t.Group, doc)); err != nil {
 			return nil, err
 		}
 	}
@@ -132,8 +132,8 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 		}
 		s.Objects = append(s.Objects, k)
 	}
-	slices.SortFunc(s.Objects, deleteOrder)
-	slices.SortFunc(s.Claims, deleteOrder)
+	slices.SortFunc(s.Objects, lane.DeleteOrder)
+	slices.SortFunc(s.Claims, lane.DeleteOrder)
 	return s, nil
 }
 

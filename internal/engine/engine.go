@@ -97,6 +97,9 @@ func (e *Engine) emit(ev event.Event) {
 // Target is the group a verb works on (lane.Target: the lanes are lent it).
 type Target = lane.Target
 
+// NamespaceError refuses a run whose namespace is not the one the group's state records.
+type NamespaceError = lane.NamespaceError
+
 // rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else the default
 // the file would have given it.
 func (e *Engine) rolloutLimit(n *spec.Node) time.Duration {

@@ -49,7 +49,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := checkSerial(p, doc); err != nil {
 		return err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, groupSelector(p.Group))
+	live, err := e.o.Kube.ListManaged(ctx, p.Namespace, lane.GroupSelector(p.Group))
 	if err != nil {
 		return err
 	}

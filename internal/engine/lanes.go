@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/nsmove"
 	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/state"
@@ -17,9 +18,11 @@ func (e *Engine) newLanes() []lane.Lane {
 	env := lane.Env{
 		Emit:        e.emit,
 		NewRecorder: func(s state.Store, d *state.Document) lane.Recorder { return newRecorder(s, d) },
+		DeleteAll:   e.deleteAll,
 	}
 	return []lane.Lane{
 		publish.New(env, e.o.Kube, e.o.DNS),
+		nsmove.New(env, e.o.Kube),
 	}
 }
 
@@ -57,6 +60,11 @@ func (e *Engine) prepare(ctx context.Context, pr *lane.PlanRun) error {
 // amend runs the lanes' part of a plan once it is computed.
 func (e *Engine) amend(ctx context.Context, pr *lane.PlanRun, p *plan.Plan) error {
 	return eachLane(e.lanes, func(h lane.Amender) error { return h.Amend(ctx, pr, p) })
+}
+
+// finish runs the lanes' end of an apply.
+func (e *Engine) finish(ctx context.Context, p *plan.Plan, rec *recorder, failed int) error {
+	return eachLane(e.lanes, func(h lane.Finisher) error { return h.Finish(ctx, p, rec, failed) })
 }
 
 // refuseDestroy asks each lane whether destroy may go on; nothing is changed yet.

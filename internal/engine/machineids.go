@@ -63,7 +63,7 @@ func (e *Engine) RecordMachineIDs(ctx context.Context, t Target) (ids map[string
 		return ids, nil, nil
 	}
 	if e.o.Kube != nil {
-		live, err := e.o.Kube.ListManagedObjects(ctx, t.Namespace, groupSelector(t.Group.Name))
+		live, err := e.o.Kube.ListManagedObjects(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
 		if err != nil {
 			return nil, nil, fmt.Errorf("group %s: machine IDs: read the running Deployments: %w", t.Group.Name, err)
 		}

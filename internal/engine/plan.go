@@ -62,7 +62,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	lane, doneSpire, rs, err := e.spireStart(ctx, t)
+	spireLane, doneSpire, rs, err := e.spireStart(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	sp, err := e.planSpire(ctx, t, lane, desired)
+	sp, err := e.planSpire(ctx, t, spireLane, desired)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		plan.KeepClaims(p)
 		p.Notes = append(p.Notes, keptNotes(p)...)
 	}
-	if err := plan.Protect(p, protectedNodes(t.Group, doc)); err != nil {
+	if err := plan.Protect(p, lane.ProtectedNodes(t.Group, doc)); err != nil {
 		return nil, err
 	}
 	for _, note := range []string{l.stopNote, l.monitorNote} {
@@ -123,12 +123,6 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	}
 	if err := e.amend(ctx, pr, p); err != nil {
 		return nil, err
-	}
-	if p.Move, err = e.planMove(ctx, t, doc); err != nil {
-		return nil, err
-	}
-	if p.Move != nil {
-		p.Notes = append(p.Notes, moveNote(p))
 	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	return p, nil

@@ -4,12 +4,10 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/engine/lane"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
@@ -34,7 +32,7 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	}
 	if !scope.Empty() {
 		// Scope names the objects only where the namespace stays; the plan shows them always.
-		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, groupSelector(t.Group.Name))
+		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -82,26 +80,8 @@ func destroyChanges(live map[plan.Key]*unstructured.Unstructured, ns string) []p
 	var out []plan.NodePlan
 	for _, node := range slices.Sorted(maps.Keys(byNode)) {
 		cs := byNode[node]
-		slices.SortFunc(cs, func(a, b plan.Change) int { return deleteOrder(a.Key, b.Key) })
+		slices.SortFunc(cs, func(a, b plan.Change) int { return lane.DeleteOrder(a.Key, b.Key) })
 		out = append(out, plan.NodePlan{Node: node, Changes: cs})
 	}
 	return out
-}
-
-// deleteOrder orders objects for deletion, against apply order (kube.ManagedKinds): what runs
-// before what it uses (Deployments before their Services, claims and accounts), the namespace
-// last; by name within a kind. destroy deletes, and plan -destroy shows, in this order.
-func deleteOrder(a, b plan.Key) int {
-	rank := func(kind string) int {
-		for i, gvk := range kube.ManagedKinds {
-			if gvk.Kind == kind {
-				return len(kube.ManagedKinds) - i
-			}
-		}
-		return len(kube.ManagedKinds) + 1
-	}
-	if d := rank(a.Kind) - rank(b.Kind); d != 0 {
-		return d
-	}
-	return strings.Compare(a.Name, b.Name)
 }

@@ -7,29 +7,7 @@ import (
 
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
-	"slipway.dev/slipway/internal/spec"
-	"slipway.dev/slipway/internal/state"
 )
-
-// protectedNodes are the nodes whose claim plan and destroy must not delete (SPEC §6a): a
-// node of the file as the file says (so removing protect and applying is how to lift it), a
-// node that left the file as the state last recorded it.
-func protectedNodes(g *spec.Group, doc *state.Document) map[string]bool {
-	out := map[string]bool{}
-	if doc != nil {
-		for name, ns := range doc.Nodes {
-			if ns != nil && ns.Protect && g.Node(name) == nil {
-				out[name] = true
-			}
-		}
-	}
-	for _, n := range g.Nodes {
-		if n.State.Protect {
-			out[n.Name] = true
-		}
-	}
-	return out
-}
 
 // keepClaimsDone ends a destroy --keep-claims: the state stays, each node's record cut to its
 // machine ID, its protection and what it knows of the volume (the version its data ran ready

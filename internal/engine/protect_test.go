@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -32,7 +33,7 @@ func TestProtectedNodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, protectedNodes(g, tc.doc)); d != "" {
+			if d := cmp.Diff(tc.want, lane.ProtectedNodes(g, tc.doc)); d != "" {
 				t.Errorf("protectedNodes (-want +got):\n%s", d)
 			}
 		})

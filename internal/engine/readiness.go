@@ -38,7 +38,7 @@ func (e *Engine) notReady(ctx context.Context, t Target, live map[plan.Key]plan.
 	if len(suspects) == 0 {
 		return nil, nil
 	}
-	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, groupSelector(t.Group.Name))
+	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
 	if err != nil {
 		return nil, err
 	}

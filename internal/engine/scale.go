@@ -45,7 +45,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	if doc == nil {
 		return fmt.Errorf("group %s: no state: nothing was applied yet", t.Group.Name)
 	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, groupSelector(t.Group.Name))
+	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -110,13 +111,9 @@ func (s *SharedReads) selector() string {
 	return spec.LabelGroup + " in (" + strings.Join(slices.Compact(groups), ",") + ")"
 }
 
-// groupSelector selects the objects of group: every list of a group's objects asks with it, so
-// SharedReads knows such a list by its selector.
-func groupSelector(group string) string { return spec.LabelGroup + "=" + group }
-
 // ListManagedObjects serves a covered namespace's objects of its group from the shared read.
 func (s *SharedReads) ListManagedObjects(ctx context.Context, ns, selector string) (map[plan.Key]plan.Object, error) {
-	if g, ok := s.covered(ns); ok && selector == groupSelector(g) {
+	if g, ok := s.covered(ns); ok && selector == lane.GroupSelector(g) {
 		if all, ok := s.labelledObjects(ctx, ns); ok {
 			return ofGroup(all, g), nil
 		}
@@ -165,7 +162,7 @@ func ofGroup(all map[plan.Key]plan.Object, group string) map[plan.Key]plan.Objec
 // ListWorkloads serves a covered namespace's workloads of its group from the shared read.
 func (s *SharedReads) ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error) {
 	g, ok := s.covered(ns)
-	if !ok || selector != groupSelector(g) {
+	if !ok || selector != lane.GroupSelector(g) {
 		return s.Cluster.ListWorkloads(ctx, ns, selector)
 	}
 	byNS, err := s.workloads.get(ctx, func(ctx context.Context) (map[string]*kube.Workloads, error) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -149,14 +150,14 @@ func TestSharedReadsReadOnce(t *testing.T) {
 		for _, g := range []string{"a", "b", "d"} {
 			want, _ := c.fakeCluster.ListManagedObjects(ctx, g, "")
 			want = ofGroup(want, g)
-			got, err := s.ListManagedObjects(ctx, g, groupSelector(g))
+			got, err := s.ListManagedObjects(ctx, g, lane.GroupSelector(g))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(sortedKeys(want), sortedKeys(got)); d != "" {
 				t.Errorf("objects of group %s (-want +got):\n%s", g, d)
 			}
-			wl, err := s.ListWorkloads(ctx, g, groupSelector(g))
+			wl, err := s.ListWorkloads(ctx, g, lane.GroupSelector(g))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,10 +185,10 @@ func TestSharedReadsReadOnce(t *testing.T) {
 		t.Errorf("reads (-want +got):\n%s", d)
 	}
 	// Not shared: a namespace not covered, another selector; then every read after Stop.
-	_, _ = s.ListManagedObjects(ctx, "c", groupSelector("c"))
+	_, _ = s.ListManagedObjects(ctx, "c", lane.GroupSelector("c"))
 	_, _ = s.ListManagedObjects(ctx, "a", "")
 	s.Stop()
-	_, _ = s.ListManagedObjects(ctx, "a", groupSelector("a"))
+	_, _ = s.ListManagedObjects(ctx, "a", lane.GroupSelector("a"))
 	_, _ = s.Namespace(ctx, "a")
 	if _, ok := s.labelled(ctx, "a"); ok {
 		t.Error("labelled answered after Stop")

@@ -23,7 +23,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, groupSelector(t.Group.Name))
+	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	}
 	judgeLive := func(d *appsv1.Deployment) status.Result { return judge(wl, d, now) }
 
-	protected := protectedNodes(t.Group, doc)
+	protected := lane.ProtectedNodes(t.Group, doc)
 	for _, name := range statusNodes(t, doc, wl.Deployments) {
 		n := t.Group.Node(name)
 		var st *state.NodeState

@@ -44,6 +44,12 @@ type Amender interface {
 	Amend(ctx context.Context, pr *PlanRun, p *plan.Plan) error
 }
 
+// Finisher is a lane's end of an apply, once every node's steps ran: failed nodes failed
+// (the run was interrupted when ctx is done). The engine joins its error to the nodes'.
+type Finisher interface {
+	Finish(ctx context.Context, p *plan.Plan, rec Recorder, failed int) error
+}
+
 // Destroyer is a lane's part of destroy: Refuse runs while destroy reads what it would
 // remove (nothing is changed yet; doc is the state, nil when none), Destroy before the
 // deployment's objects go.

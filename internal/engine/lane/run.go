@@ -19,6 +19,9 @@ type Env struct {
 	// NewRecorder is a recorder of doc in store, for a verb that has none of its own
 	// (destroy's part of a lane).
 	NewRecorder func(store state.Store, doc *state.Document) Recorder
+	// DeleteAll deletes changes (each of the UID judged) in reverse apply order and waits
+	// until they are gone.
+	DeleteAll func(ctx context.Context, changes []plan.Change) error
 }
 
 // Recorder is the state of an apply, suspend or resume as a lane reads and changes it: the

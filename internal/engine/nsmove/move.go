@@ -1,4 +1,4 @@
-package engine
+package nsmove
 
 import (
 	"context"
@@ -14,18 +14,15 @@ import (
 	"slipway.dev/slipway/internal/state"
 )
 
-// NamespaceError refuses a run whose namespace is not the one the group's state records.
-type NamespaceError = lane.NamespaceError
-
 // moveSource is the namespace a plan of t moves the group from: the state's namespace when
 // the run moves it (--move-namespace), or a move the state says is not finished; "" for none.
-func moveSource(doc *state.Document, t Target) (string, error) {
+func moveSource(doc *state.Document, t lane.Target) (string, error) {
 	if doc == nil {
 		return "", nil
 	}
 	from := ""
 	if doc.Namespace != "" && doc.Namespace != t.Namespace {
-		from = doc.Namespace // checkNamespace let it through: --move-namespace
+		from = doc.Namespace // lane.CheckNamespace let it through: --move-namespace
 	}
 	if from != "" {
 		for _, name := range slices.Sorted(maps.Keys(doc.Nodes)) {
@@ -48,17 +45,17 @@ func moveSource(doc *state.Document, t Target) (string, error) {
 // planMove reads what a move of t from the namespace moveSource names deletes there: every
 // object of the group but its claims, which stay (as `destroy --keep-claims` keeps them). A
 // protected node's claim refuses the move: its /var/lib cannot follow it.
-func (e *Engine) planMove(ctx context.Context, t Target, doc *state.Document) (*plan.Move, error) {
+func (l *Lane) planMove(ctx context.Context, t lane.Target, doc *state.Document) (*plan.Move, error) {
 	from, err := moveSource(doc, t)
 	if from == "" || err != nil {
 		return nil, err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, from, groupSelector(t.Group.Name))
+	live, err := l.kube.ListManaged(ctx, from, lane.GroupSelector(t.Group.Name))
 	if err != nil {
 		return nil, err
 	}
 	m := &plan.Move{From: from}
-	protected := protectedNodes(t.Group, doc)
+	protected := lane.ProtectedNodes(t.Group, doc)
 	var kept []string
 	for k, u := range live {
 		if k.Kind != "PersistentVolumeClaim" {
@@ -75,8 +72,8 @@ func (e *Engine) planMove(ctx context.Context, t Target, doc *state.Document) (*
 		return nil, fmt.Errorf("group %s: moving it from namespace %s to %s would start node(s) %s on new claims while their protected claims (state.protect) stay in %s with their /var/lib; nothing was changed: move their data by hand, or drop state.protect and apply first",
 			t.Group.Name, from, t.Namespace, strings.Join(kept, ", "), from)
 	}
-	slices.SortFunc(m.Delete, func(a, b plan.Change) int { return deleteOrder(a.Key, b.Key) })
-	slices.SortFunc(m.Claims, deleteOrder)
+	slices.SortFunc(m.Delete, func(a, b plan.Change) int { return lane.DeleteOrder(a.Key, b.Key) })
+	slices.SortFunc(m.Claims, lane.DeleteOrder)
 	return m, nil
 }
 
@@ -98,18 +95,18 @@ func moveNote(p *plan.Plan) string {
 // finishMove ends an apply that moves the group: once every node runs ready in the new
 // namespace, the group's objects in the old one go (each with the UID judged) and the state
 // forgets the move; until then they stay, and the next apply deletes them.
-func (e *Engine) finishMove(ctx context.Context, p *plan.Plan, rec *recorder, failed *failures) error {
+func (l *Lane) finishMove(ctx context.Context, p *plan.Plan, rec lane.Recorder, failed int) error {
 	m := p.Move
 	if m == nil {
 		return nil
 	}
-	if failed.count() > 0 || ctx.Err() != nil {
-		e.emit(event.Event{Phase: event.PhaseApply, Message: fmt.Sprintf("the objects of group %s in namespace %s stay until every node runs ready in %s: the next apply deletes them", p.Group, m.From, p.Namespace)})
+	if failed > 0 || ctx.Err() != nil {
+		l.env.Emit(event.Event{Phase: event.PhaseApply, Message: fmt.Sprintf("the objects of group %s in namespace %s stay until every node runs ready in %s: the next apply deletes them", p.Group, m.From, p.Namespace)})
 		return nil
 	}
 	if len(m.Delete) > 0 {
-		e.emit(event.Event{Phase: event.PhasePrune, Message: fmt.Sprintf("removing the %d object(s) of group %s in namespace %s it moved from", len(m.Delete), p.Group, m.From)})
-		if err := e.deleteAll(ctx, m.Delete); err != nil {
+		l.env.Emit(event.Event{Phase: event.PhasePrune, Message: fmt.Sprintf("removing the %d object(s) of group %s in namespace %s it moved from", len(m.Delete), p.Group, m.From)})
+		if err := l.env.DeleteAll(ctx, m.Delete); err != nil {
 			return fmt.Errorf("group %s: moved to namespace %s, but its objects in %s were not all deleted (the next apply deletes them): %w", p.Group, p.Namespace, m.From, err)
 		}
 	}
