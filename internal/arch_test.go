@@ -38,12 +38,14 @@ var allowed = map[string][]string{
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":     {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":    {"event", "kube", "quote", "redact", "spec"},
-	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/secrets", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
 	// lends a lane; it reaches no lane and not the root.
 	"engine/lane": {"event", "image", "kube", "plan", "spec", "state", "status"},
 	// The lane of --move-namespace.
 	"engine/nsmove": {"engine/lane", "event", "plan", "spec", "state"},
+	// The secrets lane's check of the secrets servers (FR-004e).
+	"engine/secrets": {"engine/lane", "openbao", "parallel", "spec"},
 	// The publishing lane (SPEC §7): the Gateway, addresses and DNS records.
 	"engine/publish": {"dns", "engine/lane", "event", "kube", "plan", "quote", "spec", "state", "status"},
 	"devcluster":     {},

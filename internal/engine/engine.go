@@ -15,6 +15,7 @@ import (
 
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
@@ -51,7 +52,7 @@ type Options struct {
 	DNS publish.Server
 	// SecretsServer makes the client plan checks a node's secrets server with (FR-004e); nil:
 	// OpenBao's client with the token of SLIPWAY_OPENBAO_TOKEN(_FILE).
-	SecretsServer func(ctx context.Context, s *spec.SecretsServer) (secretsServer, error)
+	SecretsServer func(ctx context.Context, s *spec.SecretsServer) (secrets.Server, error)
 	// SpireConnect and SpireKube are the SPIRE lane's server, spire node and cluster (spire.go);
 	// nil: spire.Connect and Kube.
 	SpireConnect SpireConnector

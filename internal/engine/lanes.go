@@ -6,6 +6,7 @@ import (
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/nsmove"
 	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
@@ -21,6 +22,7 @@ func (e *Engine) newLanes() []lane.Lane {
 		DeleteAll:   e.deleteAll,
 	}
 	return []lane.Lane{
+		secrets.New(secrets.Options{Parallelism: e.o.Parallelism, Connect: e.o.SecretsServer}),
 		publish.New(env, e.o.Kube, e.o.DNS),
 		nsmove.New(env, e.o.Kube),
 	}

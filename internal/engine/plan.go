@@ -44,10 +44,6 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err := e.referencesExist(ctx, t, &l); err != nil {
 		return nil, err
 	}
-	secretsNotes, err := e.checkSecretsServers(ctx, t.Group, t.Namespace)
-	if err != nil {
-		return nil, err
-	}
 	pr := &lane.PlanRun{Target: t, Doc: doc, Live: l.live, Namespace: l.ns}
 	if err := e.prepare(ctx, pr); err != nil {
 		return nil, err
@@ -112,7 +108,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 			p.Notes = append(p.Notes, note)
 		}
 	}
-	p.Notes = append(p.Notes, secretsNotes...)
+	p.Notes = append(p.Notes, pr.Notes...)
 	if sp != nil {
 		p.Spire, p.Notes = sp.Changes, append(p.Notes, sp.Notes...)
 	} else if p.Spire, err = e.spireLeftovers(ctx, t); err != nil {

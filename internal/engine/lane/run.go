@@ -56,6 +56,9 @@ type PlanRun struct {
 	// the namespace itself, nil when it is not there.
 	Live      map[plan.Key]plan.Object
 	Namespace *unstructured.Unstructured
+	// Notes are what the Preparers say for the operator, in the plan's notes after the
+	// cluster's own (stop signal, monitors).
+	Notes []string
 	Slots
 }
 

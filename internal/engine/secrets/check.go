@@ -1,4 +1,4 @@
-package engine
+package secrets
 
 import (
 	"context"
@@ -15,24 +15,24 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// secretsServer is what plan asks a node's secrets server (FR-004e): whether it answers, and
+// Server is what plan asks a node's secrets server (FR-004e): whether it answers, and
 // how a kubernetes auth role binds. Never a secret: slipway reads no value. *openbao.Client
 // satisfies it; the engine's tests give a stand-in.
-type secretsServer interface {
+type Server interface {
 	Health(ctx context.Context) error
 	// KubernetesRole is nil when the server has no such role; openbao.ErrNoToken without a
 	// token to read it with, openbao.ErrForbidden when the token may not.
 	KubernetesRole(ctx context.Context, mount, role string) (*openbao.Role, error)
 }
 
-var _ secretsServer = (*openbao.Client)(nil)
+var _ Server = (*openbao.Client)(nil)
 
 // secretsAskTimeout bounds each question plan asks a secrets server: a server that does not
 // answer from here (the sidecar reaches it from the pod) is a note, not a wait.
 const secretsAskTimeout = 5 * time.Second
 
 // newSecretsServer is a client of s with the token of the environment (openbao.EnvToken).
-func newSecretsServer(ctx context.Context, s *spec.SecretsServer) (secretsServer, error) {
+func newSecretsServer(ctx context.Context, s *spec.SecretsServer) (Server, error) {
 	token, err := openbao.TokenFromEnv()
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ type roleUse struct {
 // the node's ServiceAccount in ns with the audience. A role that is missing or binds otherwise
 // is an error with the `bao write` an operator needs; what plan cannot check (no answer, no
 // token, a token refused) is a note.
-func (e *Engine) checkSecretsServers(ctx context.Context, g *spec.Group, ns string) ([]string, error) {
+func (l *Lane) checkSecretsServers(ctx context.Context, g *spec.Group, ns string) ([]string, error) {
 	byServer := map[string][]roleUse{} // address → its nodes, in the group's order
 	var addrs []string
 	for _, n := range g.Nodes {
@@ -76,16 +76,16 @@ func (e *Engine) checkSecretsServers(ctx context.Context, g *spec.Group, ns stri
 	}
 	notes := make([][]string, len(addrs))
 	errs := make([][]error, len(addrs))
-	parallel.ForEach(e.o.Parallelism, parallel.Indexes(len(addrs)), func(i int) {
-		notes[i], errs[i] = e.checkSecretsServer(ctx, g, ns, byServer[addrs[i]])
+	parallel.ForEach(l.o.Parallelism, parallel.Indexes(len(addrs)), func(i int) {
+		notes[i], errs[i] = l.checkSecretsServer(ctx, g, ns, byServer[addrs[i]])
 	})
 	return slices.Concat(notes...), errors.Join(slices.Concat(errs...)...)
 }
 
 // checkSecretsServer checks one server and the roles its nodes log in as.
-func (e *Engine) checkSecretsServer(ctx context.Context, g *spec.Group, ns string, uses []roleUse) ([]string, []error) {
+func (l *Lane) checkSecretsServer(ctx context.Context, g *spec.Group, ns string, uses []roleUse) ([]string, []error) {
 	first := uses[0].srv
-	newSrv := e.o.SecretsServer
+	newSrv := l.o.Connect
 	if newSrv == nil {
 		newSrv = newSecretsServer
 	}
@@ -113,7 +113,7 @@ func (e *Engine) checkSecretsServer(ctx context.Context, g *spec.Group, ns strin
 	var errs []error
 	var roleNotes []string
 	var mu sync.Mutex
-	parallel.ForEach(e.o.Parallelism, uses, func(u roleUse) {
+	parallel.ForEach(l.o.Parallelism, uses, func(u roleUse) {
 		note, err := checkSecretsRole(ctx, srv, g, ns, u)
 		mu.Lock()
 		defer mu.Unlock()
@@ -166,7 +166,7 @@ func unpinnedCANote(ctx context.Context, who string, s *spec.SecretsServer) stri
 
 // checkSecretsRole checks the role node u logs in as: a note when plan cannot, an error when
 // the role is missing or binds otherwise.
-func checkSecretsRole(ctx context.Context, srv secretsServer, g *spec.Group, ns string, u roleUse) (string, error) {
+func checkSecretsRole(ctx context.Context, srv Server, g *spec.Group, ns string, u roleUse) (string, error) {
 	s := u.srv
 	who := fmt.Sprintf("node %s: secretsFrom.openbao (%s:%d)", u.node, g.File, s.Line)
 	path := "auth/" + s.AuthMount + "/role/" + s.Role

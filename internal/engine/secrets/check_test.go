@@ -1,4 +1,4 @@
-package engine
+package secrets
 
 import (
 	"context"
@@ -154,7 +154,7 @@ func TestCheckSecretsServers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(openbao.EnvToken, "")
-			e := New(Options{Parallelism: 1, SecretsServer: func(_ context.Context, s *spec.SecretsServer) (secretsServer, error) {
+			e := New(Options{Parallelism: 1, Connect: func(_ context.Context, s *spec.SecretsServer) (Server, error) {
 				if s.Address != "https://bao.test:8200" {
 					t.Errorf("client made for %s", s.Address)
 				}
@@ -206,7 +206,7 @@ func TestUnpinnedCANote(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := &fakeSecretsServer{token: true, roles: map[string]*openbao.Role{"kubernetes/slipway.demo.web": goodRole("node-web")}}
-			e := New(Options{Parallelism: 1, SecretsServer: func(context.Context, *spec.SecretsServer) (secretsServer, error) { return srv, nil }})
+			e := New(Options{Parallelism: 1, Connect: func(context.Context, *spec.SecretsServer) (Server, error) { return srv, nil }})
 			notes, err := e.checkSecretsServers(context.Background(), g, "demo")
 			if err != nil {
 				t.Fatal(err)
