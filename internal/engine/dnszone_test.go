@@ -18,7 +18,7 @@ import (
 // published in zone example.org (zone: "" is a state written before zones were recorded).
 func publishedMail(d *fakeDNS, zone string) *memStore {
 	set := dns.Set{Name: "mail.example.org", Kind: dns.KindAddress, Values: []string{"192.0.2.7"}, TTL: 300, Node: "mail"}
-	d.put(set.Name, set.Kind, dns.Seen{Owner: []string{set.OwnerTextOf(dns.Owner("demo", "demo", "uid-ks"))}, Records: set.Records()})
+	d.Put(set.Name, set.Kind, dns.Seen{Owner: []string{set.OwnerTextOf(dns.Owner("demo", "demo", "uid-ks"))}, Records: set.Records()})
 	return &memStore{doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"mail": {
 		DNS: []state.DNSRecord{{Name: set.Name, Kind: "address", Zone: zone}}}}}}
 }
@@ -31,7 +31,7 @@ func TestZoneChangeRetiresInOldZone(t *testing.T) {
 		t.Run(fmt.Sprintf("recorded zone %q", recorded), func(t *testing.T) {
 			ctx := context.Background()
 			f, d := publishedFake(t)
-			d.zone = "example.net" // the client is the new zone's
+			d.Zone = "example.net" // the client is the new zone's
 			store := publishedMail(d, recorded)
 			g := mailGroup()
 			g.Publish.Zone = "example.net"
@@ -82,7 +82,7 @@ func TestPublishRemovedRefused(t *testing.T) {
 	if _, err := e.Scope(ctx, tgt, DestroyOptions{}); err == nil || !strings.Contains(err.Error(), "mail.example.org") {
 		t.Errorf("destroy without publish: = %v, want a refusal naming mail.example.org", err)
 	}
-	if got := d.records("mail.example.org", dns.KindAddress); len(got) != 1 {
+	if got := d.Records("mail.example.org", dns.KindAddress); len(got) != 1 {
 		t.Errorf("the record was touched: %v", got)
 	}
 	store.doc.Nodes["mail"].DNS = nil // once retired: nothing to refuse

@@ -3,10 +3,18 @@ package engine
 import (
 	"testing"
 
+	"slipway.dev/slipway/internal/engine/enginetest"
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/plan"
 )
+
+// fakeDNS is the DNS server's stand-in the lanes' tests share.
+type fakeDNS = enginetest.DNS
+
+func newFakeDNS() *fakeDNS { return enginetest.NewDNS() }
+
+var _ publish.Server = (*fakeDNS)(nil)
 
 // publishLane is e's publishing lane, for the tests that call one of its parts alone.
 func publishLane(e *Engine) *publish.Lane {

@@ -76,7 +76,7 @@ func TestResumeRolledBackPublishes(t *testing.T) {
 	if got := f.image("mail"); got != imgA {
 		t.Fatalf("mail runs %s, want %s (set back)", got, imgA)
 	}
-	if diff := cmp.Diff([]string{"A 192.0.2.7"}, d.records("mail.example.org", dns.KindAddress)); diff != "" {
+	if diff := cmp.Diff([]string{"A 192.0.2.7"}, d.Records("mail.example.org", dns.KindAddress)); diff != "" {
 		t.Errorf("mail.example.org after resume set the node back (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]state.DNSRecord{{Name: "mail.example.org", Kind: "address", Zone: "example.org"}}, store.doc.Nodes["mail"].DNS); diff != "" {
