@@ -177,6 +177,10 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 // startApply reads the state and refuses a stale or blocked plan. A plan without changes only
 // records what the cluster holds, when the state lags it, and returns a nil recorder.
 func (e *Engine) startApply(ctx context.Context, p *plan.Plan, t Target) (*recorder, error) {
+	t, err := e.adopt(ctx, t) // as the plan read it: the state of an earlier release made the deployment's
+	if err != nil {
+		return nil, err
+	}
 	doc, err := readState(ctx, t)
 	if err != nil {
 		return nil, err

@@ -104,6 +104,12 @@ type Target struct {
 	// run moves the group there instead (issue 35 item 6).
 	NamespaceFrom string
 	MoveNamespace bool
+	// Legacy is the state backend of the key an earlier release gave a per-app target
+	// (Identity.LegacyKey) when that is another state than Store's; nil otherwise. A state
+	// there written for this target is adopted (adopt.go).
+	Legacy state.Backend
+	// adopt is the adoption a plan reads the cluster and the state through (adopting).
+	adopt *adoption
 }
 
 // rolloutLimit is the node's time limit: --timeout, else its rolloutTimeout, else the default

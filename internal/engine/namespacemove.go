@@ -50,7 +50,11 @@ func readAnyNamespace(ctx context.Context, t Target) (*state.Document, error) {
 	if t.Store == nil {
 		return nil, nil
 	}
-	return t.Store.Read(ctx)
+	doc, err := t.Store.Read(ctx)
+	if doc == nil && err == nil && t.adopt != nil {
+		return t.adopt.adoptedDoc(t.Group.Name), nil // as adopt will write it
+	}
+	return doc, err
 }
 
 // checkNamespace refuses doc when it records another namespace than t's and the run does not

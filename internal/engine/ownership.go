@@ -23,21 +23,23 @@ import (
 // the others holds must not be taken over (issue 11 item 4). Listing without a label selector
 // costs the same requests as with one (one LIST per kind), so a no-op plan stays as cheap.
 // partial: the others are only those of a wave run's groups (listNamespace).
-func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[plan.Key]plan.Object, partial bool, err error) {
-	all, partial, err := e.listNamespace(ctx, ns)
+func (e *Engine) listSplit(ctx context.Context, t Target) (own, foreign map[plan.Key]plan.Object, partial bool, err error) {
+	all, partial, err := e.listNamespace(ctx, t.Namespace)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	own, foreign = splitOwn(all, group)
+	own, foreign = splitOwn(all, t)
 	return own, foreign, partial, nil
 }
 
-func splitOwn(all map[plan.Key]plan.Object, group string) (own, foreign map[plan.Key]plan.Object) {
+// splitOwn splits all into t's objects and the others; those of the key t adopts are t's, as
+// they will be once relabelled (adopt.go).
+func splitOwn(all map[plan.Key]plan.Object, t Target) (own, foreign map[plan.Key]plan.Object) {
 	own = make(map[plan.Key]plan.Object, len(all))
 	foreign = map[plan.Key]plan.Object{}
 	for k, u := range all {
-		if u.GetLabels()[spec.LabelGroup] == group {
-			own[k] = u
+		if t.owns(u.GetLabels()[spec.LabelGroup]) {
+			own[k] = t.relabelled(u)
 		} else {
 			foreign[k] = u
 		}
@@ -76,7 +78,7 @@ func (e *Engine) completeForeign(ctx context.Context, t Target, l *listed, lacks
 	if err != nil {
 		return err
 	}
-	_, l.foreign = splitOwn(all, t.Group.Name)
+	_, l.foreign = splitOwn(all, t)
 	l.partial = false
 	return nil
 }

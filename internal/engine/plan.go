@@ -34,6 +34,10 @@ func (e *Engine) PlanForApply(ctx context.Context, t Target) (*plan.Plan, error)
 }
 
 func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan, error) {
+	t, err := e.adopting(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	doc, images, l, err := e.readInputs(ctx, t)
 	if err != nil {
 		return nil, err
@@ -130,6 +134,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if p.Move != nil {
 		p.Notes = append(p.Notes, moveNote(p))
 	}
+	if t.adopt != nil {
+		p.Notes = append(p.Notes, adoptNote(t))
+	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	return p, nil
 }
@@ -148,7 +155,7 @@ func (e *Engine) readInputs(ctx context.Context, t Target) (*state.Document, []p
 		imgsErr error
 	)
 	// The preflight and the list both read the namespace: one read for the two.
-	readNamespace := sync.OnceValues(func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) })
+	readNamespace := sync.OnceValues(t.relabelledNamespace(func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) }))
 	wg.Go(func() { l = e.listLive(ctx, t, readNamespace) })
 	wg.Go(func() { images, imgsErr = e.resolveImages(ctx, t) })
 	doc, err := e.preflightState(ctx, t, readNamespace)
@@ -236,7 +243,7 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 // pod's stop signal and whether it serves ServiceMonitors.
 func (e *Engine) listLive(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) listed {
 	var l listed
-	l.live, l.foreign, l.partial, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
+	l.live, l.foreign, l.partial, l.err = e.listSplit(ctx, t)
 	if l.err == nil {
 		l.ns, l.err = readNamespace()
 		// A namespace that is not there holds nothing, labelled or not.
