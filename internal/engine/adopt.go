@@ -139,6 +139,21 @@ func locationOf(s any) string {
 	return "the state"
 }
 
+// Adopt makes t's adoption, if it has one (render, which records machine IDs under the
+// deployment's key, adopts first: else it would make new ones beside the old state). Without
+// a cluster to relabel the objects in, a pending adoption is refused.
+func (e *Engine) Adopt(ctx context.Context, t Target) error {
+	if e.o.Kube == nil {
+		t, err := e.adopting(ctx, t)
+		if err != nil || t.adopt == nil {
+			return err
+		}
+		return fmt.Errorf("%s: its state is under the key of an earlier release, %s, and there is no cluster to relabel its objects in: run `slipway plan` and `slipway apply` with the cluster (apply adopts it) first", t.Group.Ident(), t.adopt.from)
+	}
+	_, err := e.adopt(ctx, t)
+	return err
+}
+
 // adopt makes t's adoption, if it has one, holding the old key's lock beside the deployment's
 // (an earlier release may still run under it): the state is copied to the new key, the
 // namespace and the objects are relabelled, the old state is deleted. It returns t without

@@ -260,3 +260,24 @@ func notes(p *plan.Plan) []string {
 	}
 	return p.Notes
 }
+
+// TestAdoptWithoutCluster: render's Adopt with no cluster to relabel in refuses a pending
+// adoption, naming the old key, and changes no state; with no state under the old key it is
+// no error.
+func TestAdoptWithoutCluster(t *testing.T) {
+	ctx := context.Background()
+	x := newLegacyFixture(t, nil)
+	err := New(Options{}).Adopt(ctx, x.target())
+	if err == nil || !strings.Contains(err.Error(), "under the key of an earlier release, scale-front") {
+		t.Fatalf("Adopt without a cluster: %v, want the refusal naming scale-front", err)
+	}
+	if d, _ := x.store.Read(ctx); d != nil {
+		t.Errorf("Adopt without a cluster wrote the new state: %+v", d)
+	}
+	if err := x.old.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(Options{}).Adopt(ctx, x.target()); err != nil {
+		t.Errorf("Adopt with no old state: %v", err)
+	}
+}
