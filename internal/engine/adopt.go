@@ -128,7 +128,7 @@ func (t Target) relabelledNamespace(read func() (*unstructured.Unstructured, err
 
 // adoptNote is the plan's word on the adoption.
 func adoptNote(t Target) string {
-	return fmt.Sprintf("adopts the state of an earlier release: %s kept %s under the key %s, which is now %s; apply moves the state (%s) to %s and relabels the namespace and the objects labelled %s=%s, deleting none",
+	return fmt.Sprintf("adopts the state of an earlier release: %s kept %s under the key %s, which is now %s; apply (or destroy) moves the state (%s) to %s and relabels the namespace and the objects labelled %s=%s, deleting none",
 		t.Group.Name, t.Group.Ident(), t.adopt.from, t.Group.Name, locationOf(t.Legacy), t.Group.Name, spec.LabelGroup, t.adopt.from)
 }
 

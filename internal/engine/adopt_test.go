@@ -168,6 +168,19 @@ func TestAdoptLegacyTargetState(t *testing.T) {
 	if diff := cmp.Diff(x.machineIDs, p.MachineIDs); diff != "" {
 		t.Errorf("plan machine IDs (-want +got):\n%s", diff)
 	}
+	// plan -destroy reads it as destroy will: the namespace and every object are the
+	// deployment's, so the namespace goes with them.
+	pd, err := e.PlanDestroy(ctx, x.target())
+	if err != nil {
+		t.Fatalf("PlanDestroy: %v", err)
+	}
+	deletes := 0
+	for _, np := range pd.Nodes {
+		deletes += len(np.Changes)
+	}
+	if deletes != x.objectCount+1 || !slices.ContainsFunc(pd.Notes, func(n string) bool { return strings.Contains(n, "adopts") }) {
+		t.Errorf("plan -destroy: %d deletions (want %d: the objects and the namespace), notes %q", deletes, x.objectCount+1, pd.Notes)
+	}
 	if calls := x.f.Calls(); len(calls) != 0 {
 		t.Errorf("the plan changed the cluster: %q", calls)
 	}

@@ -17,6 +17,10 @@ import (
 // of deletions, claims marked destructive. It reads the cluster and the state and changes
 // nothing.
 func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) {
+	t, err := e.adopting(ctx, t) // read as destroy will, once it adopted an earlier release's state
+	if err != nil {
+		return nil, err
+	}
 	scope, err := e.Scope(ctx, t, DestroyOptions{})
 	if err != nil {
 		return nil, err
@@ -33,7 +37,7 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	}
 	if !scope.Empty() {
 		// Scope names the objects only where the namespace stays; the plan shows them always.
-		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, groupSelector(t.Group.Name))
+		live, err := e.listOwn(ctx, t)
 		if err != nil {
 			return nil, err
 		}
@@ -48,6 +52,9 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	}
 	if err := e.planDestroyCentral(ctx, t, p, false); err != nil {
 		return nil, err
+	}
+	if t.adopt != nil {
+		p.Notes = append(p.Notes, adoptNote(t))
 	}
 	switch {
 	case scope.StateLocation != "":
