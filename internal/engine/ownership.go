@@ -47,6 +47,23 @@ func splitOwn(all map[plan.Key]plan.Object, t Target) (own, foreign map[plan.Key
 	return own, foreign
 }
 
+// listLive reads the group's live objects, its namespace, whether the cluster honours a
+// pod's stop signal and whether it serves ServiceMonitors.
+func (e *Engine) listLive(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) listed {
+	var l listed
+	l.live, l.foreign, l.partial, l.err = e.listSplit(ctx, t)
+	if l.err == nil {
+		l.ns, l.err = readNamespace()
+		// A namespace that is not there holds nothing, labelled or not.
+		l.partial = l.partial && l.ns != nil
+	}
+	if l.err == nil {
+		l.features.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
+		l.features.monitors, l.monitorNote, l.err = e.serviceMonitors(ctx, t.Group)
+	}
+	return l
+}
+
 // labelledReader is a wave run's shared read (SharedReads): the objects of a namespace that
 // carry one of the run's groups' labels, false when it does not read ns.
 type labelledReader interface {

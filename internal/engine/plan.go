@@ -239,23 +239,6 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 	}, nil
 }
 
-// listLive reads the group's live objects, its namespace, whether the cluster honours a
-// pod's stop signal and whether it serves ServiceMonitors.
-func (e *Engine) listLive(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) listed {
-	var l listed
-	l.live, l.foreign, l.partial, l.err = e.listSplit(ctx, t)
-	if l.err == nil {
-		l.ns, l.err = readNamespace()
-		// A namespace that is not there holds nothing, labelled or not.
-		l.partial = l.partial && l.ns != nil
-	}
-	if l.err == nil {
-		l.features.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
-		l.features.monitors, l.monitorNote, l.err = e.serviceMonitors(ctx, t.Group)
-	}
-	return l
-}
-
 // stateInput fills in what the plan reads of the state: its serial, the images it recorded,
 // and the rollouts that were rolled back, failed or are in flight.
 func stateInput(in *plan.Input, doc *state.Document) {
