@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -37,10 +38,20 @@ type StateView struct {
 	} `json:"lock"`
 }
 
-// State runs `state show -o json` and parses it.
-func (g *Group) State() StateView {
+// State runs `state show -o json` and parses it; no state and no lock is the zero view.
+func (g *Group) State() StateView { return g.showState("state", "show", "-o", "json") }
+
+// showState runs `state show` with args: its JSON, or the zero view when it says there is no
+// state (exit 1, "no state of <key> at <location>").
+func (g *Group) showState(args ...string) StateView {
 	g.t.Helper()
-	r := g.MustRun(0, "state", "show", "-o", "json")
+	r := g.Run(args...)
+	if r.Code == 1 && strings.Contains(r.Stderr, "state show: no state of ") {
+		return StateView{}
+	}
+	if r.Code != 0 {
+		g.t.Fatalf("slipway %s: %s", strings.Join(args, " "), r)
+	}
 	var v StateView
 	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
 		g.t.Fatalf("state show -o json: %v\n%s", err, r)

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -128,12 +127,7 @@ func TestTargetsApart(t *testing.T) {
 // stateOf is `state show -o json --group name`.
 func (g *Group) stateOf(name string) StateView {
 	g.t.Helper()
-	r := g.MustRun(0, "state", "show", "-o", "json", "--group", name)
-	var v StateView
-	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
-		g.t.Fatalf("state show: %v\n%s", err, r)
-	}
-	return v
+	return g.showState("state", "show", "-o", "json", "--group", name)
 }
 
 // TestDeploymentID: a deployment id lengthens every target's namespace; one that makes a

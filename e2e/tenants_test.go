@@ -4,7 +4,8 @@ package e2e
 // group of the joined name, a namespace and a node that join to another's, deployment ids of
 // one file, two groups of one waves file), applied 4 runs at once; deployments that would take
 // another's namespace are refused at plan; then half are destroyed, 4 runs at once, and the
-// other half's objects, claims and states are as they were.
+// other half's objects, claims, states and DNS records are as they were (the deployments
+// use no SPIRE server: the lane's entries are not part of the check).
 
 import (
 	"context"
@@ -18,8 +19,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	mdns "github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"slipway.dev/slipway/internal/devcluster"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -55,6 +58,23 @@ nodes:
     state: {size: 1Gi}
 `
 
+// tenantPublished is tenantOne with its node published as {{NODE}}-{{DIR}}.{{ZONE}} on the dev
+// environment's Knot (SPEC §7), its address its own LoadBalancer Service's.
+const tenantPublished = `group: {{NAME}}
+namespace: {{NS}}
+publish:
+  zone: {{ZONE}}
+  addressTimeout: 2m
+  dns: {key: slipway-dev}
+nodes:
+  {{NODE}}:
+    image: {rootfs: nodes/n/rootfs}
+    init: none
+    firewall: {served: [8443], published: [8443]}
+    publishedNames: [{{NODE}}-{{DIR}}.{{ZONE}}]
+    state: {size: 1Gi}
+`
+
 // tenant is one deployment of the check: the directory of its group file, the run's flags,
 // its key (spec.Identity) and namespace (FR-021), and whether the check destroys it.
 type tenant struct {
@@ -73,8 +93,15 @@ type tenantRun struct {
 // tenantSet writes the group files under root, named from p, and returns the 20 deployments
 // and the waves file's run.
 func tenantSet(g *Group, p string) ([]tenant, tenantRun) {
+	// The groups of one deployment each publish a name (a file's names are the same for every
+	// deployment id of it, and two deployments never share a name).
+	published := []string{"idsa", "w1", "w2"}
 	one := func(dir, name, ns, node string) {
-		g.WriteFile(dir+"/slipway.yaml", strings.NewReplacer("{{NAME}}", name, "{{NS}}", ns, "{{NODE}}", node).Replace(tenantOne))
+		tmpl := tenantOne
+		if slices.Contains(published, dir) {
+			tmpl = tenantPublished
+		}
+		g.WriteFile(dir+"/slipway.yaml", strings.NewReplacer("{{NAME}}", name, "{{NS}}", ns, "{{NODE}}", node, "{{DIR}}", dir, "{{ZONE}}", tenantZone(p)).Replace(tmpl))
 		g.WriteFile(dir+"/nodes/n/rootfs/etc/hostname", node+"\n")
 	}
 	g.WriteFile("shop/slipway.yaml", strings.ReplaceAll(tenantShop, "{{NAME}}", p+"-shop"))
@@ -251,8 +278,18 @@ func TestManyTenants(t *testing.T) {
 		t.Fatalf("want 20 deployments with 20 keys, got %d keys: %v", n, keys)
 	}
 
+	g.WithEnv("SLIPWAY_DNS_SERVER="+g.Env.DNSServer, "SLIPWAY_TSIG_SECRET_FILE="+g.Env.TSIGSecretFile, "SLIPWAY_TSIG_SECRET=", "K8S_GATEWAY=")
 	g.runAll("apply", runs, 4)
 	before := g.settled(namespaces, keys)
+	names := map[string]string{ // published name → its deployment's key
+		"solo-idsa." + tenantZone(g.Name): g.Name + "-ids-a", "solo-w1." + tenantZone(g.Name): g.Name + "-w1", "solo-w2." + tenantZone(g.Name): g.Name + "-w2",
+	}
+	records := g.tenantRecords(names)
+	for name, key := range names {
+		if r := records[name]; len(r.A) == 0 || !strings.Contains(strings.Join(r.Owner, " "), "owner="+key+"/") {
+			t.Errorf("name %s of deployment %s: records %+v, want an address and the owner TXT naming %s", name, key, r, key)
+		}
+	}
 	for _, d := range ts {
 		if before.States[d.key] == "" || !strings.Contains(before.States[d.key], `"`+d.ns+`"`) {
 			t.Errorf("deployment %s: no state, or one without namespace %s: %q", d.key, d.ns, before.States[d.key])
@@ -294,6 +331,18 @@ func TestManyTenants(t *testing.T) {
 	}
 	if d := cmp.Diff(want, after); d != "" {
 		t.Errorf("the deployments kept changed when the others were destroyed (-before +after):\n%s", d)
+	}
+	// The DNS records: the kept deployments' as they were, the destroyed one's retired.
+	wantRecords := map[string]tenantRecord{}
+	for name, key := range names {
+		if slices.Contains(keptKeys, key) {
+			wantRecords[name] = records[name]
+		} else {
+			wantRecords[name] = tenantRecord{}
+		}
+	}
+	if d := cmp.Diff(wantRecords, g.tenantRecords(names)); d != "" {
+		t.Errorf("DNS records after the destroys (-want +got):\n%s", d)
 	}
 	for _, ns := range goneNS {
 		n, err := g.Kube.Clientset.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
@@ -355,4 +404,43 @@ func (g *Group) refusedNamespaces(ts []tenant, p string) {
 			t.Errorf("%s: the refused deployment %s left a state: %s", c.name, c.key, st)
 		}
 	}
+}
+
+// tenantZone is the test's own zone under the dev environment's.
+func tenantZone(p string) string { return p + "." + devcluster.DNSZone }
+
+// tenantRecord is what the check compares of a published name: its A records and the owner
+// TXT beside it (the TTLs included).
+type tenantRecord struct {
+	A, Owner []string
+}
+
+// tenantRecords reads each name's A records and owner TXT (_slipway.<name>) from the dev
+// environment's Knot.
+func (g *Group) tenantRecords(names map[string]string) map[string]tenantRecord {
+	g.t.Helper()
+	out := map[string]tenantRecord{}
+	for name := range names {
+		out[name] = tenantRecord{A: g.lookup(name, mdns.TypeA), Owner: g.lookup("_slipway."+name, mdns.TypeTXT)}
+	}
+	return out
+}
+
+// lookup asks the dev environment's DNS server for the records of type typ at name, as text.
+func (g *Group) lookup(name string, typ uint16) []string {
+	g.t.Helper()
+	m := new(mdns.Msg)
+	m.SetQuestion(mdns.Fqdn(name), typ)
+	r, _, err := (&mdns.Client{Net: "tcp", Timeout: 10 * time.Second}).Exchange(m, g.Env.DNSServer)
+	if err != nil {
+		g.t.Fatalf("query %s %s: %v", name, mdns.TypeToString[typ], err)
+	}
+	var out []string
+	for _, rr := range r.Answer {
+		if rr.Header().Rrtype == typ {
+			out = append(out, rr.String())
+		}
+	}
+	slices.Sort(out)
+	return out
 }

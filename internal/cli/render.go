@@ -131,10 +131,18 @@ func renderStateInputs(ctx context.Context, g *Globals, grp *spec.Group, ns stri
 	}
 	var recorded []string
 	var key []byte
+	legacy, err := openLegacyState(ctx, g, grp, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
 	err = withLock(ctx, g, backend, "render", lockTimeout, func(ctx context.Context) error {
-		t := engine.Target{Group: grp, Namespace: ns, Store: backend}
+		t := engine.Target{Group: grp, Namespace: ns, Store: backend, Legacy: legacy}
 		var err error
 		if len(fresh) > 0 {
+			// A state of an earlier release holds the machine IDs: adopted, not made anew.
+			if err := engine.New(o).Adopt(ctx, t); err != nil {
+				return err
+			}
 			if ids, recorded, err = engine.New(o).RecordMachineIDs(ctx, t); err != nil {
 				return err
 			}

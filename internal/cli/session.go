@@ -127,6 +127,9 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 	}
 	s.engine = engine.New(o)
 	s.target = engine.Target{Group: grp, Namespace: ns, Store: s.backend, KeepClaims: g.KeepClaims, NamespaceFrom: g.namespaceSource(grp), MoveNamespace: g.MoveNamespace}
+	if s.target.Legacy, err = openLegacyState(ctx, g, grp, stderr); err != nil {
+		return nil, err
+	}
 	if withImages {
 		s.target.Jobs = imageJobs(ctx, grp, registry, ns, stderr)
 	}

@@ -133,6 +133,11 @@ func stateShow(ctx context.Context, g *Globals, flagGroup string, stdout, stderr
 	if err != nil {
 		return err
 	}
+	if doc == nil && lock == nil {
+		// Not an empty answer: a wrong --group, --target, --deployment-id or --state looks
+		// the same, and a script must not read it as a state with no nodes.
+		return fmt.Errorf("state show: no state of %s at %s (nothing applied under that key there, or destroyed): `slipway state list` lists the states there", group, b.Location())
+	}
 	if g.Output == "json" {
 		out := struct {
 			Group    string          `json:"group"`

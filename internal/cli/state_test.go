@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,30 @@ func TestStateShowHidesSecretKey(t *testing.T) {
 		if len(args) > 0 && !strings.Contains(out, `"secretKey": "`+secretKeyShown+`"`) {
 			t.Errorf("state show -o json does not say a secret key is set:\n%s", out)
 		}
+	}
+}
+
+// TestStateShowNoState: `state show` of a key with no state and no lock at the location is an
+// error (exit 1), text or JSON, naming the key and the location looked at: a wrong --group,
+// --target or --state is not a state with no nodes.
+func TestStateShowNoState(t *testing.T) {
+	url, _ := fileState(t)
+	for _, args := range [][]string{{"--group", "demo"}, {"--group", "demo", "--target", "front"}, {"--group", "demo", "-o", "json"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			key := "demo"
+			if slices.Contains(args, "front") {
+				key = "demo.front"
+			}
+			out, _, err := runCLI(t, append([]string{"state", "show", "--state", url}, args...)...)
+			if err == nil || ExitCode(err) != ExitError {
+				t.Fatalf("state show %v: error %v (exit %d), output %q; want exit %d", args, err, ExitCode(err), out, ExitError)
+			}
+			if want := "no state of " + key + " at file://" + strings.TrimPrefix(url, "file://"); !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q: want it to name the key and the location (%q)", err, want)
+			}
+			if out != "" {
+				t.Errorf("state show printed %q beside its error", out)
+			}
+		})
 	}
 }

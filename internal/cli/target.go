@@ -2,14 +2,17 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/pflag"
 
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
 )
 
 // deploymentIDEnv is the environment variable of --deployment-id. The reference names no
@@ -142,4 +145,21 @@ func moveNotes(p *plan.Plan, grp *spec.Group) []string {
 			np.Node, to, why, p.Namespace, claim, to))
 	}
 	return notes
+}
+
+// openLegacyState opens the state of the key an earlier release gave the per-app target grp
+// (`<group>-<app>`), which the engine adopts when it was written for the target (issue 46);
+// nil when grp is no per-app target, or that key's state is the same one as grp's (one file
+// or one HTTP address named by --state: the document there names its group, and is refused
+// as another group's).
+func openLegacyState(ctx context.Context, g *Globals, grp *spec.Group, stderr io.Writer) (state.Backend, error) {
+	id := grp.Ident()
+	old := id.LegacyKey()
+	if !id.PerApp() || old == grp.Name {
+		return nil, nil
+	}
+	if url := g.StateURL(grp.Name); url == g.StateURL(old) && !isKubeURL(url) {
+		return nil, nil
+	}
+	return openState(ctx, g, old, stderr)
 }

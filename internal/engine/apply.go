@@ -93,7 +93,7 @@ type nodeRun struct {
 
 // newNodeRun starts the steps of node (nil: the steps of the run).
 func newNodeRun(r *run, node *spec.Node) *nodeRun {
-	return &nodeRun{run: r, node: node, ln: &lane.NodeRun{Plan: r.p, Target: r.t, Rec: r.rec, Node: node}}
+	return &nodeRun{run: r, node: node, ln: &lane.NodeRun{Plan: r.p, Target: r.t.lent(), Rec: r.rec, Node: node}}
 }
 
 // Apply carries out p (SPEC §6) by running its steps (plan.BuildSteps): the pushes, in the
@@ -173,7 +173,11 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 // startApply reads the state and refuses a stale or blocked plan. A plan without changes only
 // records what the cluster holds, when the state lags it, and returns a nil recorder.
 func (e *Engine) startApply(ctx context.Context, p *plan.Plan, t Target) (*recorder, error) {
-	doc, err := lane.ReadState(ctx, t)
+	t, err := e.adopt(ctx, t) // as the plan read it: the state of an earlier release made the deployment's
+	if err != nil {
+		return nil, err
+	}
+	doc, err := readState(ctx, t)
 	if err != nil {
 		return nil, err
 	}

@@ -74,12 +74,16 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
-	if err := e.checkOwner(ctx, t.Group, t.Namespace); err != nil {
+	t, err := e.adopting(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkOwner(ctx, t); err != nil {
 		return nil, err
 	}
 	// Read first: a location holding another group's state is refused here, before destroy
 	// deletes that state; and the state knows which removed nodes are protected.
-	doc, err := lane.ReadState(ctx, t)
+	doc, err := readState(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +94,11 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 		return nil, fmt.Errorf("group %s: its move from namespace %s to %s is not finished (its objects in %s are not all deleted): run `slipway apply` to finish it, then destroy", t.Group.Name, doc.MovedFrom, t.Namespace, doc.MovedFrom)
 	}
 	s := &DestroyScope{Group: t.Group.Name, Namespace: t.Namespace, KeepClaims: o.KeepClaims}
-	ns, err := e.o.Kube.Namespace(ctx, t.Namespace)
+	ns, err := t.relabelledNamespace(func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) })()
 	if err != nil || ns == nil {
 		return s, err
 	}
-	live, err := e.o.Kube.ListManaged(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
+	live, err := e.listOwn(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +144,10 @@ func (e *Engine) Scope(ctx context.Context, t Target, o DestroyOptions) (*Destro
 // Destroy removes what Scope says, waits until it is gone and deletes the state. Images stay
 // in the registry.
 func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*DestroyScope, error) {
+	t, err := e.adopt(ctx, t) // a state of an earlier release is the deployment's first
+	if err != nil {
+		return nil, err
+	}
 	s, err := e.Scope(ctx, t, o)
 	if err != nil {
 		return nil, err

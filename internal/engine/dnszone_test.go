@@ -39,7 +39,7 @@ func TestZoneChangeRetiresInOldZone(t *testing.T) {
 			tgt := Target{Group: g, Namespace: "demo", Store: store}
 			e := New(Options{Kube: f, DNS: d, Timeout: time.Second, Parallelism: 2})
 			p := &plan.Plan{Group: "demo", Namespace: "demo", Addresses: map[string][]string{"mail": {"192.0.2.7"}}}
-			if err := publishLane(e).PlanDNS(ctx, tgt, store.doc, p); err != nil {
+			if err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.doc, p); err != nil {
 				t.Fatal(err)
 			}
 			var got []string
@@ -75,7 +75,7 @@ func TestPublishRemovedRefused(t *testing.T) {
 	tgt := Target{Group: g, Namespace: "demo", Store: store}
 	e := New(Options{Kube: f, DNS: d, Timeout: time.Second, Parallelism: 2})
 	p := &plan.Plan{Group: "demo", Namespace: "demo"}
-	err := publishLane(e).PlanDNS(ctx, tgt, store.doc, p)
+	err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.doc, p)
 	if err == nil || !strings.Contains(err.Error(), "mail.example.org") || !strings.Contains(err.Error(), "put publish: back") {
 		t.Errorf("plan without publish: = %v, want a refusal naming mail.example.org", err)
 	}
@@ -86,7 +86,7 @@ func TestPublishRemovedRefused(t *testing.T) {
 		t.Errorf("the record was touched: %v", got)
 	}
 	store.doc.Nodes["mail"].DNS = nil // once retired: nothing to refuse
-	if err := publishLane(e).PlanDNS(ctx, tgt, store.doc, p); err != nil {
+	if err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.doc, p); err != nil {
 		t.Errorf("plan without publish: and no records = %v", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
 )
 
 // Options configure an Engine.
@@ -95,8 +96,37 @@ func (e *Engine) emit(ev event.Event) {
 	e.o.Emit(ev)
 }
 
-// Target is the group a verb works on (lane.Target: the lanes are lent it).
-type Target = lane.Target
+// Target is the group a verb works on.
+type Target struct {
+	Group     *spec.Group
+	Namespace string
+	// Jobs are the group's images: one per node (Name = node) and per service role
+	// (Name = <node>-<role>).
+	Jobs []image.Job
+	// Store holds the group's state; the caller holds its lock for changing verbs.
+	Store state.Store
+	// KeepClaims is apply --keep-claims: the claims of nodes the plan removes stay
+	// (plan.KeepClaims).
+	KeepClaims bool
+	// NamespaceFrom says where Namespace came from ("-n", "K8S_NAMESPACE", …), for the
+	// refusal of a namespace other than the state's; MoveNamespace is --move-namespace: the
+	// run moves the group there instead (issue 35 item 6).
+	NamespaceFrom string
+	MoveNamespace bool
+	// Legacy is the state backend of the key an earlier release gave a per-app target
+	// (Identity.LegacyKey) when that is another state than Store's; nil otherwise. A state
+	// there written for this target is adopted (adopt.go).
+	Legacy state.Backend
+	// adopt is the adoption a plan reads the cluster and the state through (adopting).
+	adopt *adoption
+}
+
+// lent is t as the lanes see it (internal/engine/lane): without the adoption, which the root
+// alone reads through.
+func (t Target) lent() lane.Target {
+	return lane.Target{Group: t.Group, Namespace: t.Namespace, Jobs: t.Jobs, Store: t.Store, KeepClaims: t.KeepClaims,
+		NamespaceFrom: t.NamespaceFrom, MoveNamespace: t.MoveNamespace}
+}
 
 // NamespaceError refuses a run whose namespace is not the one the group's state records.
 type NamespaceError = lane.NamespaceError

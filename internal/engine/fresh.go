@@ -42,7 +42,7 @@ func (e *Engine) CheckFresh(ctx context.Context, p *plan.Plan, t Target) error {
 	if err := p.Blocked(); err != nil {
 		return err
 	}
-	doc, err := lane.ReadState(ctx, t)
+	doc, err := readState(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -71,25 +71,25 @@ func (e *Engine) finish(ctx context.Context, p *plan.Plan, rec *recorder, failed
 
 // refuseDestroy asks each lane whether destroy may go on; nothing is changed yet.
 func (e *Engine) refuseDestroy(t Target, doc *state.Document) error {
-	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Refuse(t, doc) })
+	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Refuse(t.lent(), doc) })
 }
 
 // destroyLanes runs the lanes' part of destroy, before the group's objects go.
 func (e *Engine) destroyLanes(ctx context.Context, t Target) error {
-	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Destroy(ctx, t) })
+	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Destroy(ctx, t.lent()) })
 }
 
 // suspendLanes runs the lanes' part of suspend, before the Deployments go to 0.
 func (e *Engine) suspendLanes(ctx context.Context, t Target, rec *recorder) error {
-	return eachLane(e.lanes, func(h lane.Suspender) error { return h.Suspend(ctx, t, rec) })
+	return eachLane(e.lanes, func(h lane.Suspender) error { return h.Suspend(ctx, t.lent(), rec) })
 }
 
 // resumeLanes runs the lanes' part of resume once node runs again.
 func (e *Engine) resumeLanes(ctx context.Context, t Target, rec *recorder, node string) error {
-	return eachLane(e.lanes, func(h lane.Suspender) error { return h.Resume(ctx, t, rec, node) })
+	return eachLane(e.lanes, func(h lane.Suspender) error { return h.Resume(ctx, t.lent(), rec, node) })
 }
 
 // reportLanes adds what each lane knows to a status.
 func (e *Engine) reportLanes(ctx context.Context, t Target, gs *status.Group) error {
-	return eachLane(e.lanes, func(h lane.Reporter) error { return h.Status(ctx, t, gs) })
+	return eachLane(e.lanes, func(h lane.Reporter) error { return h.Status(ctx, t.lent(), gs) })
 }

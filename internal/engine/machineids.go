@@ -54,7 +54,7 @@ func runningMachineID(d plan.Object) string {
 // caller holds the lock. Without a cluster (Options.Kube nil) a new ID cannot be checked
 // against a running Deployment; with one, a running node keeps the ID it runs with.
 func (e *Engine) RecordMachineIDs(ctx context.Context, t Target) (ids map[string]string, recorded []string, err error) {
-	doc, err := lane.ReadAnyNamespace(ctx, t)
+	doc, err := readAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -31,7 +31,7 @@ func TestCheckNamespace(t *testing.T) {
 		{name: "another namespace, moved", doc: &state.Document{Group: "demo", Namespace: "a"}, move: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := lane.CheckNamespace(tc.doc, Target{Group: g, Namespace: "b", Store: &memStore{}, NamespaceFrom: "K8S_NAMESPACE", MoveNamespace: tc.move})
+			err := lane.CheckNamespace(tc.doc, Target{Group: g, Namespace: "b", Store: &memStore{}, NamespaceFrom: "K8S_NAMESPACE", MoveNamespace: tc.move}.lent())
 			if !tc.refused {
 				if err != nil {
 					t.Fatalf("checkNamespace = %v, want nil", err)

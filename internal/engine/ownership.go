@@ -23,26 +23,45 @@ import (
 // the others holds must not be taken over (issue 11 item 4). Listing without a label selector
 // costs the same requests as with one (one LIST per kind), so a no-op plan stays as cheap.
 // partial: the others are only those of a wave run's groups (listNamespace).
-func (e *Engine) listSplit(ctx context.Context, ns, group string) (own, foreign map[plan.Key]plan.Object, partial bool, err error) {
-	all, partial, err := e.listNamespace(ctx, ns)
+func (e *Engine) listSplit(ctx context.Context, t Target) (own, foreign map[plan.Key]plan.Object, partial bool, err error) {
+	all, partial, err := e.listNamespace(ctx, t.Namespace)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	own, foreign = splitOwn(all, group)
+	own, foreign = splitOwn(all, t)
 	return own, foreign, partial, nil
 }
 
-func splitOwn(all map[plan.Key]plan.Object, group string) (own, foreign map[plan.Key]plan.Object) {
+// splitOwn splits all into t's objects and the others; those of the key t adopts are t's, as
+// they will be once relabelled (adopt.go).
+func splitOwn(all map[plan.Key]plan.Object, t Target) (own, foreign map[plan.Key]plan.Object) {
 	own = make(map[plan.Key]plan.Object, len(all))
 	foreign = map[plan.Key]plan.Object{}
 	for k, u := range all {
-		if u.GetLabels()[spec.LabelGroup] == group {
-			own[k] = u
+		if t.owns(u.GetLabels()[spec.LabelGroup]) {
+			own[k] = t.relabelled(u)
 		} else {
 			foreign[k] = u
 		}
 	}
 	return own, foreign
+}
+
+// listLive reads the group's live objects, its namespace, whether the cluster honours a
+// pod's stop signal and whether it serves ServiceMonitors.
+func (e *Engine) listLive(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) listed {
+	var l listed
+	l.live, l.foreign, l.partial, l.err = e.listSplit(ctx, t)
+	if l.err == nil {
+		l.ns, l.err = readNamespace()
+		// A namespace that is not there holds nothing, labelled or not.
+		l.partial = l.partial && l.ns != nil
+	}
+	if l.err == nil {
+		l.features.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
+		l.features.monitors, l.monitorNote, l.err = e.serviceMonitors(ctx, t.Group)
+	}
+	return l
 }
 
 // labelledReader is a wave run's shared read (SharedReads): the objects of a namespace that
@@ -76,7 +95,7 @@ func (e *Engine) completeForeign(ctx context.Context, t Target, l *listed, lacks
 	if err != nil {
 		return err
 	}
-	_, l.foreign = splitOwn(all, t.Group.Name)
+	_, l.foreign = splitOwn(all, t)
 	l.partial = false
 	return nil
 }

@@ -34,6 +34,10 @@ func (e *Engine) PlanForApply(ctx context.Context, t Target) (*plan.Plan, error)
 }
 
 func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan, error) {
+	t, err := e.adopting(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	doc, images, l, err := e.readInputs(ctx, t)
 	if err != nil {
 		return nil, err
@@ -44,7 +48,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err := e.referencesExist(ctx, t, &l); err != nil {
 		return nil, err
 	}
-	pr := &lane.PlanRun{Target: t, Doc: doc, Live: l.live, Namespace: l.ns}
+	pr := &lane.PlanRun{Target: t.lent(), Doc: doc, Live: l.live, Namespace: l.ns}
 	if err := e.prepare(ctx, pr); err != nil {
 		return nil, err
 	}
@@ -120,6 +124,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err := e.amend(ctx, pr, p); err != nil {
 		return nil, err
 	}
+	if t.adopt != nil {
+		p.Notes = append(p.Notes, adoptNote(t))
+	}
 	p.Steps = plan.BuildSteps(p, t.Group, e.rolloutLimit)
 	return p, nil
 }
@@ -138,7 +145,7 @@ func (e *Engine) readInputs(ctx context.Context, t Target) (*state.Document, []p
 		imgsErr error
 	)
 	// The preflight and the list both read the namespace: one read for the two.
-	readNamespace := sync.OnceValues(func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) })
+	readNamespace := sync.OnceValues(t.relabelledNamespace(func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) }))
 	wg.Go(func() { l = e.listLive(ctx, t, readNamespace) })
 	wg.Go(func() { images, imgsErr = e.resolveImages(ctx, t) })
 	doc, err := e.preflightState(ctx, t, readNamespace)
@@ -157,7 +164,7 @@ func (e *Engine) preflightState(ctx context.Context, t Target, readNamespace fun
 	if err := e.preflight(ctx, t, readNamespace); err != nil {
 		return nil, err
 	}
-	return lane.ReadState(ctx, t)
+	return readState(ctx, t)
 }
 
 // listed is what Plan reads of the cluster while the images resolve.
@@ -220,23 +227,6 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 		StateImages: map[string]string{}, RolledBack: map[string]string{}, Failed: map[string]string{}, RunningImages: map[string]string{},
 		Interrupted: map[string]string{},
 	}, nil
-}
-
-// listLive reads the group's live objects, its namespace, whether the cluster honours a
-// pod's stop signal and whether it serves ServiceMonitors.
-func (e *Engine) listLive(ctx context.Context, t Target, readNamespace func() (*unstructured.Unstructured, error)) listed {
-	var l listed
-	l.live, l.foreign, l.partial, l.err = e.listSplit(ctx, t.Namespace, t.Group.Name)
-	if l.err == nil {
-		l.ns, l.err = readNamespace()
-		// A namespace that is not there holds nothing, labelled or not.
-		l.partial = l.partial && l.ns != nil
-	}
-	if l.err == nil {
-		l.features.stop, l.stopNote = e.stopSignal(ctx, t.Group, t.Namespace, l.live, l.ns != nil)
-		l.features.monitors, l.monitorNote, l.err = e.serviceMonitors(ctx, t.Group)
-	}
-	return l
 }
 
 // stateInput fills in what the plan reads of the state: its serial, the images it recorded,

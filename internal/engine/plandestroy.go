@@ -16,11 +16,15 @@ import (
 // of deletions, claims marked destructive. It reads the cluster and the state and changes
 // nothing.
 func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) {
+	t, err := e.adopting(ctx, t) // read as destroy will, once it adopted an earlier release's state
+	if err != nil {
+		return nil, err
+	}
 	scope, err := e.Scope(ctx, t, DestroyOptions{})
 	if err != nil {
 		return nil, err
 	}
-	doc, err := lane.ReadState(ctx, t)
+	doc, err := readState(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +36,7 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	}
 	if !scope.Empty() {
 		// Scope names the objects only where the namespace stays; the plan shows them always.
-		live, err := e.o.Kube.ListManaged(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
+		live, err := e.listOwn(ctx, t)
 		if err != nil {
 			return nil, err
 		}
@@ -47,6 +51,9 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 	}
 	if err := e.planDestroyCentral(ctx, t, p, false); err != nil {
 		return nil, err
+	}
+	if t.adopt != nil {
+		p.Notes = append(p.Notes, adoptNote(t))
 	}
 	switch {
 	case scope.StateLocation != "":

@@ -47,12 +47,12 @@ func (e *Engine) preflight(ctx context.Context, t Target, readNamespace func() (
 	return namespaceOwner(live, t.Group, t.Namespace)
 }
 
-func (e *Engine) checkOwner(ctx context.Context, group *spec.Group, ns string) error {
-	live, err := e.o.Kube.Namespace(ctx, ns)
+func (e *Engine) checkOwner(ctx context.Context, t Target) error {
+	live, err := t.relabelledNamespace(func() (*unstructured.Unstructured, error) { return e.o.Kube.Namespace(ctx, t.Namespace) })()
 	if err != nil {
 		return err
 	}
-	return namespaceOwner(live, group, ns)
+	return namespaceOwner(live, t.Group, t.Namespace)
 }
 
 // namespaceOwner refuses the live namespace ns (nil: not there) when another deployment owns
@@ -74,5 +74,5 @@ func legacyNote(g *spec.Group, owner string) string {
 	if owner != id.LegacyKey() || owner == g.Name {
 		return ""
 	}
-	return fmt.Sprintf(" (%s is the key releases before deployment identities gave %s, and also a group's name: if it is this deployment's, rename its state and relabel its namespace and objects to %s, docs/state.md#states-of-an-earlier-release)", owner, id, g.Name)
+	return fmt.Sprintf(" (%s is the key releases before deployment identities gave %s, and also a group's name: slipway adopts its state and objects only when the state under that key was written for this target, and found none that was; if they are this deployment's, rename its state and relabel its namespace and objects to %s, docs/state.md#states-of-an-earlier-release)", owner, id, g.Name)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 )
 
@@ -16,7 +15,7 @@ import (
 // copy forgotten here would stay on the volume with no step ever removing it, and a later
 // migration would take it for its backup (issue 35 item 1).
 func (e *Engine) keepClaimsDone(ctx context.Context, t Target, s *DestroyScope) error {
-	doc, err := lane.ReadState(ctx, t)
+	doc, err := readState(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func TestStatusAddresses(t *testing.T) {
 	g.Nodes = append(g.Nodes, &spec.Node{Name: "db"})
 	gs := &status.Group{Nodes: []status.Node{{Node: "db"}, {Node: "mail"}, {Node: "www"}}}
 	e := New(Options{Kube: f})
-	if err := publishLane(e).Addresses(context.Background(), Target{Group: g, Namespace: "demo"}, gs); err != nil {
+	if err := publishLane(e).Addresses(context.Background(), Target{Group: g, Namespace: "demo"}.lent(), gs); err != nil {
 		t.Fatal(err)
 	}
 	want := []status.Node{{Node: "db"},

@@ -38,7 +38,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 	if err := e.Preflight(ctx, t); err != nil {
 		return err
 	}
-	doc, err := lane.ReadState(ctx, t)
+	doc, err := readState(ctx, t)
 	if err != nil {
 		return err
 	}

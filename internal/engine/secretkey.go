@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 
-	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -63,7 +62,7 @@ func (e *Engine) RecordSecretKey(ctx context.Context, t Target) ([]byte, error) 
 	if !t.Group.HasOwnSecrets() {
 		return nil, nil
 	}
-	doc, err := lane.ReadAnyNamespace(ctx, t)
+	doc, err := readAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, err
 	}

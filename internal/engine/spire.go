@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	kit "slipway.dev/slipway/internal/engine/lane" // "lane" names the SPIRE lane here
 	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
@@ -84,7 +83,7 @@ func (e *Engine) planSpire(ctx context.Context, t Target, lane *spire.Lane, desi
 	if err != nil {
 		return nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
 	}
-	doc, err := kit.ReadAnyNamespace(ctx, t)
+	doc, err := readAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +189,7 @@ func (d *spireTeardown) changes() []plan.SpireChange {
 }
 
 func (e *Engine) spireTeardown(ctx context.Context, t Target) (*spireTeardown, error) {
-	doc, err := kit.ReadAnyNamespace(ctx, t)
+	doc, err := readAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +273,7 @@ func (e *Engine) spireLeftovers(ctx context.Context, t Target) ([]plan.SpireChan
 	if t.Group.Spire != nil {
 		return nil, nil
 	}
-	doc, err := kit.ReadAnyNamespace(ctx, t)
+	doc, err := readAnyNamespace(ctx, t)
 	if err != nil {
 		return nil, err
 	}

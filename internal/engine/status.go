@@ -19,7 +19,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
-	doc, err := lane.ReadState(ctx, t)
+	doc, err := readState(ctx, t)
 	if err != nil {
 		return nil, err
 	}

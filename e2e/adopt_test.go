@@ -1,0 +1,173 @@
+package e2e
+
+// Issue 46, upgrade path: a per-app target's state and objects as the release before
+// deployment keys left them (key <group>-front) are adopted by this release (<group>.front).
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
+)
+
+// TestAdoptEarlierRelease: target front is applied, then put back as the earlier release kept
+// it: its state moved under the old key <group>-front by the state backend itself (file and
+// kubernetes://), its namespace, objects and pod templates labelled <group>-front. With the
+// old behaviour (the code before this change) the plan refused the namespace as another
+// deployment's ("namespace … belongs to group <group>-front"). Now plan says it adopts
+// the old key and changes nothing; apply moves the state and relabels every object, deleting
+// none (the claims keep their UIDs); destroy then leaves nothing: no namespace, no state under
+// either key.
+func TestAdoptEarlierRelease(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"file", "kubernetes"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			g := NewGroup(t, "adopt"+backend[:1], targetsGroup, "web", "cache", "db")
+			ns, key, old := g.Name+"-front", g.Name+".front", g.Name+"-front"
+			g.dropNamespaces(ns)
+			url := func(k string) string { return "file://" + filepath.Join(g.Dir, state.DefaultPath(k)) }
+			if backend == "kubernetes" {
+				g.WithEnv("SLIPWAY_STATE=kubernetes://" + ns)
+				url = func(string) string { return "kubernetes://" + ns }
+			}
+			g.MustRun(0, "apply", "--yes", "--target", "front")
+			ctx := context.Background()
+			open := func(k string) state.Backend {
+				b, err := state.Open(ctx, url(k), k, g.Kube)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+			g.asEarlierRelease(ns, open(key), open(old), key, old)
+			claims := g.claimUIDs(ns)
+
+			r := g.MustRun(0, "plan", "--target", "front")
+			if want := "under the key " + old + ", which is now " + key; !strings.Contains(r.Stderr, "adopts the state of an earlier release") || !strings.Contains(r.Stderr, want) {
+				t.Errorf("plan: want the adoption said (%q):\n%s", want, r)
+			}
+			if !strings.Contains(r.Stdout, "0 to create, 2 to update, 0 to replace, 0 to delete") {
+				t.Errorf("plan: want the two Deployments updated (their pod template's label) and nothing made, replaced or deleted:\n%s", r.Stdout)
+			}
+			if d, _ := open(old).Read(ctx); d == nil {
+				t.Fatal("plan moved the old state")
+			}
+
+			g.MustRun(0, "apply", "--yes", "--target", "front")
+			if d, err := open(old).Read(ctx); d != nil || err != nil {
+				t.Errorf("old state after apply: %v, %v; want none", d, err)
+			}
+			if d, err := open(key).Read(ctx); d == nil || err != nil || len(d.Nodes) != 2 {
+				t.Fatalf("state %s after apply: %+v, %v; want the adopted one, nodes cache and web", key, d, err)
+			}
+			if left := g.labelled(ns, old); len(left) != 0 {
+				t.Errorf("objects still labelled %s after apply: %q", old, left)
+			}
+			if len(g.labelled(ns, key)) == 0 {
+				t.Errorf("no object labelled %s after apply", key)
+			}
+			nsObj, err := g.Kube.Clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if err != nil || nsObj.Labels[spec.LabelGroup] != key {
+				t.Errorf("namespace %s: %v, labels %v; want %s=%s", ns, err, nsObj.Labels, spec.LabelGroup, key)
+			}
+			if d := cmp.Diff(claims, g.claimUIDs(ns)); d != "" {
+				t.Errorf("claims re-made by the adoption (-before +after):\n%s", d)
+			}
+			g.MustRun(0, "plan", "--detailed-exitcode", "--target", "front")
+
+			g.MustRun(0, "destroy", "--yes", "--target", "front")
+			if _, err := g.Kube.Clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+				// Terminating is gone enough: destroy waits for it; a namespace still there is left.
+				t.Errorf("namespace %s is left after destroy", ns)
+			}
+			if backend == "file" {
+				for _, k := range []string{key, old} {
+					if d, err := open(k).Read(ctx); d != nil || err != nil {
+						t.Errorf("state %s after destroy: %v, %v", k, d, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// asEarlierRelease makes the applied target what the release before deployment keys left: its
+// state under the old key (written by the backend, as that release wrote it, lineage kept),
+// the namespace, every object and every pod template labelled with the old key.
+func (g *Group) asEarlierRelease(ns string, cur, old state.Backend, key, oldKey string) {
+	g.t.Helper()
+	ctx := context.Background()
+	d, err := cur.Read(ctx)
+	if err != nil || d == nil {
+		g.t.Fatalf("state %s: %v, %v", key, d, err)
+	}
+	if err := cur.Delete(ctx); err != nil {
+		g.t.Fatal(err)
+	}
+	d.Group, d.Serial = oldKey, 0
+	if err := old.Write(ctx, d); err != nil {
+		g.t.Fatal(err)
+	}
+	live, err := g.Kube.ListManaged(ctx, ns, spec.LabelGroup+"="+key)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for k, u := range live {
+		if u.GetLabels()["app.kubernetes.io/component"] == "state" {
+			continue // the new key's lock, gone with its run
+		}
+		if err := g.Kube.Relabel(ctx, k, string(u.GetUID()), spec.LabelGroup, key, oldKey); err != nil {
+			g.t.Fatal(err)
+		}
+		if k.Kind == "Deployment" {
+			patch := `{"spec":{"template":{"metadata":{"labels":{"slipway.dev/group":"` + oldKey + `"}}}}}`
+			if _, err := g.Kube.Clientset.AppsV1().Deployments(ns).Patch(ctx, k.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				g.t.Fatal(err)
+			}
+		}
+	}
+	nsObj, err := g.Kube.Namespace(ctx, ns)
+	if err != nil || nsObj == nil {
+		g.t.Fatalf("namespace %s: %v", ns, err)
+	}
+	if err := g.Kube.Relabel(ctx, plan.Key{Kind: "Namespace", Name: ns}, string(nsObj.GetUID()), spec.LabelGroup, key, oldKey); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// labelled names the objects of ns labelled slipway.dev/group=key.
+func (g *Group) labelled(ns, key string) []string {
+	g.t.Helper()
+	live, err := g.Kube.ListManaged(context.Background(), ns, spec.LabelGroup+"="+key)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	var out []string
+	for k := range live {
+		out = append(out, k.Kind+"/"+k.Name)
+	}
+	return out
+}
+
+// claimUIDs maps each claim of ns to its UID.
+func (g *Group) claimUIDs(ns string) map[string]string {
+	g.t.Helper()
+	l, err := g.Kube.Clientset.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, c := range l.Items {
+		out[c.Name] = string(c.UID)
+	}
+	return out
+}
