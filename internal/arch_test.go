@@ -45,6 +45,7 @@ var allowed = map[string][]string{
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {},                          // test support without a cluster: golden files, helper processes
+	"render/rendertest":  {"render", "spec"},          // test support: render's stable input, for its tests and those of e2e/render
 	"waves":              {"event", "spec", "status"}, // a waves file, its order and its health gate: pure
 	// cli quotes the few lines it prints itself (a state listing, a notice, a prompt) as ui does.
 	"cli": {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "quote", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
