@@ -90,16 +90,6 @@ type Globals struct {
 	printer          ui.Printer          // a waves run's one printer, which the sessions of its groups share
 }
 
-// env returns the first non-empty environment variable of names.
-func env(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // KubeconfigSource resolves --kubeconfig > KUBE_CONFIG_PATH > KUBECONFIG > ~/.kube/config. The flag
 // and KUBE_CONFIG_PATH name one file; KUBECONFIG is a list merged as kubectl merges it.
 func (g *Globals) KubeconfigSource() kube.Kubeconfig {
