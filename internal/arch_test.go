@@ -26,17 +26,18 @@ var allowed = map[string][]string{
 	"event":    {},
 	"spec":     {"realpath", "secretsconf"},         // secretsconf: the sidecar's file-name limit, checked at load
 	"render":   {"parallel", "secretsconf", "spec"}, // parallel: a pure leaf, the one parallelism helper
-	"plan":     {"spec"},
+	"plan":     {"jsontag", "spec"},
 	"status":   {"event", "quote"},
 	"ui":       {"event", "plan", "quote", "spec", "status"},
 	"parallel": {},
 	"heap":     {}, // the process's huge pages: main asks before anything runs
 	"netaddr":  {}, // whether an address is on this machine: image and kube ask it alike
 	"realpath": {}, // links resolved once per directory: spec's load and image's build alike
+	"jsontag":  {}, // a struct's fields as JSON keys: plan's and kube's reflective walkers alike
 	"quote":    {}, // text from the cluster made safe for a terminal: status, ui, kube, engine, state, main
 	"redact":   {}, // credentials in URLs hidden: image pushes and the HTTP state backend alike
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
-	"kube":     {"netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
+	"kube":     {"jsontag", "netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":    {"event", "kube", "quote", "redact", "spec"},
 	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/secrets", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
@@ -55,6 +56,7 @@ var allowed = map[string][]string{
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {},                          // test support without a cluster: golden files, helper processes
+	"render/rendertest":  {"render", "spec"},          // test support: render's stable input, for its tests and those of e2e/render
 	"waves":              {"event", "spec", "status"}, // a waves file, its order and its health gate: pure
 	// cli quotes the few lines it prints itself (a state listing, a notice, a prompt) as ui does.
 	"cli": {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "quote", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
@@ -80,7 +82,7 @@ var clientGo = []string{"kube"}
 
 // pure are the packages that compute or print and never talk to a cluster: they must not
 // depend on client-go, even through another package.
-var pure = []string{"event", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves", "secretsconf", "redact", "quote"}
+var pure = []string{"event", "jsontag", "parallel", "realpath", "spec", "render", "plan", "status", "ui", "waves", "secretsconf", "redact", "quote"}
 
 func goCmd(t *testing.T, args ...string) string {
 	t.Helper()

@@ -96,44 +96,13 @@ func withLock(ctx context.Context, g *Globals, backend state.Backend, operation 
 		return err
 	}
 
-	// Register before fn starts, so that no signal between here and fn is lost. main's own
-	// signal.NotifyContext sees the same signals and cancels ctx on the first: that is the same
-	// cancellation, and runCtx follows it.
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	watcherDone := make(chan struct{})
-	var got os.Signal // written by the watcher, read after watcherDone
-	go func() {
-		defer close(watcherDone)
-		n := 0
-		for {
-			select {
-			case <-done:
-				return
-			case s := <-sigs:
-				n++
-				if n == 1 {
-					got = s
-					fmt.Fprintf(lockStderr, "%s: finishing the current step, writing the state and unlocking; %s again to stop at once (the lock then stays)\n", s, s)
-					cancel()
-					continue
-				}
-				fmt.Fprintf(lockStderr, "%s again: stopping now; the lock of %s stays: remove it with `slipway state unlock %s` once no run uses it\n",
-					s, backend.Location(), id)
-				exitNow(130)
-				return
-			}
-		}
-	}()
-
-	ferr := fn(runCtx)
-
-	close(done)
-	<-watcherDone
-	signal.Stop(sigs)
-	cancel()
+	// main's own signal.NotifyContext sees the same signals and cancels ctx on the first: that
+	// is the same cancellation, and the run's context follows it.
+	got, ferr := interruptible(ctx, func(s os.Signal) string {
+		return fmt.Sprintf("%s: finishing the current step, writing the state and unlocking; %s again to stop at once (the lock then stays)", s, s)
+	}, func(s os.Signal) string {
+		return fmt.Sprintf("%s again: stopping now; the lock of %s stays: remove it with `slipway state unlock %s` once no run uses it", s, backend.Location(), id)
+	}, fn)
 	if got != nil && ferr != nil && errors.Is(ferr, context.Canceled) {
 		ferr = fmt.Errorf("%s %s, stopped after the current step: %w", operation, signalName(got), ferr)
 	}
@@ -147,6 +116,46 @@ func withLock(ctx context.Context, g *Globals, backend state.Backend, operation 
 		return errors.Join(ferr, uerr)
 	}
 	return ferr
+}
+
+// interruptible runs fn with a context the first SIGINT or SIGTERM cancels, after printing
+// first(signal) on lockStderr: fn is expected to finish its current step and write its state.
+// A second signal prints second(signal) and exits at once with code 130, leaving the locks
+// (second names them). It returns the first signal, nil when none came, and fn's error. The
+// one guard of withLock and of a waves run.
+func interruptible(ctx context.Context, first, second func(os.Signal) string, fn func(ctx context.Context) error) (os.Signal, error) {
+	// Registered before fn starts, so that no signal between here and fn is lost.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	watcherDone := make(chan struct{})
+	var got os.Signal // written by the watcher, read after watcherDone
+	go func() {
+		defer close(watcherDone)
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				if got == nil {
+					got = s
+					fmt.Fprintln(lockStderr, first(s))
+					cancel()
+					continue
+				}
+				fmt.Fprintln(lockStderr, second(s))
+				exitNow(130)
+				return
+			}
+		}
+	}()
+	err := fn(runCtx)
+	close(done)
+	<-watcherDone
+	signal.Stop(sigs)
+	cancel()
+	return got, err
 }
 
 // lockWait takes the lock, retrying with backoff (0.5 s doubling to 5 s, with jitter) while

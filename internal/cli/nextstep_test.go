@@ -7,13 +7,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/kube"
 )
 
 // Without a kubeconfig or a registry, the error says what to run next: the dev environment's
-// exports when one runs, else how to start one.
+// exports when one runs (e2e's TestNextStepWithDevEnvironment), else how to start one.
 func TestNextStepWithoutDevEnvironment(t *testing.T) {
 	home, none := t.TempDir(), t.TempDir() // no dev environment runs in none
 	defaultConfig := filepath.Join(home, ".kube", "config")
@@ -48,36 +47,6 @@ func TestNextStepWithoutDevEnvironment(t *testing.T) {
 			var nk *kube.NoKubeconfigError
 			if !errors.As(err, &nk) && !errors.Is(err, image.ErrNoRegistry) {
 				t.Errorf("error %v is neither a kube.NoKubeconfigError nor image.ErrNoRegistry", err)
-			}
-		})
-	}
-}
-
-func TestNextStepWithDevEnvironment(t *testing.T) {
-	dev := devtest.Env(t)
-	home := t.TempDir()
-	defaultConfig := filepath.Join(home, ".kube", "config")
-	tests := []struct {
-		name string
-		env  []string
-		args []string
-		want string
-	}{
-		{"no kubeconfig", []string{"KUBE_CONFIG_PATH=", "KUBECONFIG="}, []string{"status"},
-			"kubeconfig " + defaultConfig + ": stat " + defaultConfig + ": no such file or directory; " +
-				"a dev environment runs in " + dev.Dir + `: run: eval "$(slipway dev env)"`},
-		{"no registry", []string{"K8S_REGISTRY="}, []string{"render"},
-			image.ErrNoRegistry.Error() + "; the dev environment's is " + dev.Registry + `: run: eval "$(slipway dev env)"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			env := append([]string{"SLIPWAY_DEV_DIR=" + dev.Dir, "HOME=" + home}, tt.env...)
-			err := runRoot(t, env, tt.args...)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
-				t.Errorf("error (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/ui"
 )
 
 // Exit codes of SPEC §2.
@@ -86,16 +87,7 @@ type Globals struct {
 	MoveNamespace    bool                // --move-namespace of plan and apply (issue 35 item 6)
 	kube             *kube.Client        // the cluster connection a waves run shares between its groups
 	shared           *engine.SharedReads // a waves run's reads of every group at once, when it shares them
-}
-
-// env returns the first non-empty environment variable of names.
-func env(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
+	printer          ui.Printer          // a waves run's one printer, which the sessions of its groups share
 }
 
 // KubeconfigSource resolves --kubeconfig > KUBE_CONFIG_PATH > KUBECONFIG > ~/.kube/config. The flag

@@ -105,7 +105,9 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 			return nil, empty
 		}
 	}
-	s.printer = newPrinter(g, stdout, stderr)
+	if s.printer = g.printer; s.printer == nil {
+		s.printer = newPrinter(g, stdout, stderr)
+	}
 	o := engine.Options{
 		Kube: s.kube, Registry: registry, Parallelism: g.Parallelism, Timeout: g.Timeout,
 		Emit: s.printer.Event,

@@ -95,7 +95,7 @@ func openWaves(cmd *cobra.Command, g *Globals, f *waves.File, withImages, share 
 	namespaces, states := map[string]string{}, map[string]string{}
 	for _, w := range f.Groups {
 		gg := *g
-		gg.File, gg.Target, gg.kube, gg.shared = w.File, w.Target, kc, r.shared
+		gg.File, gg.Target, gg.kube, gg.shared, gg.printer = w.File, w.Target, kc, r.shared, r.printer
 		if w.State != "" {
 			gg.State = w.State
 		}
@@ -104,8 +104,6 @@ func openWaves(cmd *cobra.Command, g *Globals, f *waves.File, withImages, share 
 			r.printer.Close()
 			return nil, fmt.Errorf("waves file %s: group %s (line %d): %w", f.Path, w.Name, w.Line, err)
 		}
-		s.printer.Close()
-		s.printer = r.printer
 		s.engine.SetEmit(r.tag(w.Name))
 		loc := s.backend.Location()
 		for seen, what := range map[string]map[string]string{s.ns: namespaces, loc: states} {

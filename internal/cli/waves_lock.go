@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"slipway.dev/slipway/internal/state"
@@ -76,31 +74,12 @@ func (r *wavesRun) unlockAll() error {
 // guard runs fn with a context the first SIGINT or SIGTERM cancels (each group finishes its
 // current step and writes its state); a second one exits at once, naming the locks that stay.
 func (r *wavesRun) guard(ctx context.Context, fn func(ctx context.Context) error) error {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for n := 1; ; n++ {
-			select {
-			case <-done:
-				return
-			case s := <-sigs:
-				if n == 1 {
-					fmt.Fprintf(lockStderr, "%s: each group finishes its current step, writes its state and unlocks; no group starts; %s again to stop at once (the locks then stay)\n", s, s)
-					cancel()
-					continue
-				}
-				fmt.Fprintf(lockStderr, "%s again: stopping now; the locks stay: %s\n", s, r.heldLocks())
-				exitNow(130)
-				return
-			}
-		}
-	}()
-	return fn(runCtx)
+	_, err := interruptible(ctx, func(s os.Signal) string {
+		return fmt.Sprintf("%s: each group finishes its current step, writes its state and unlocks; no group starts; %s again to stop at once (the locks then stay)", s, s)
+	}, func(s os.Signal) string {
+		return fmt.Sprintf("%s again: stopping now; the locks stay: %s", s, r.heldLocks())
+	}, fn)
+	return err
 }
 
 // heldLocks names each lock still held and the command that removes it.

@@ -7,9 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -96,37 +94,6 @@ func TestBinariesLayout(t *testing.T) {
 		if _, err := tr.Next(); err != io.EOF {
 			t.Errorf("more than one entry: %v", err)
 		}
-	}
-}
-
-// TestBinariesPush: the index goes to the registry whole, and its tag names the index.
-func TestBinariesPush(t *testing.T) {
-	proxy := registryProxy(t)
-	opts := Options{Registry: proxy.Host()}
-	pub, err := NewPublisher(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := Job{Name: "web-sso/secrets", Repository: Repository(opts.Registry, uniqueNamespace(t), "web-sso/secrets"), Source: binariesSource("A", "B")}
-	res, err := Push(context.Background(), NewBuilder(opts), pub, job, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := name.ParseReference(res.Digest.String(), name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := remote.Index(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := ix.IndexManifest()
-	if err != nil || len(m.Manifests) != 2 {
-		t.Fatalf("pulled index: %v, %v", m, err)
-	}
-	h, found, err := pub.Lookup(context.Background(), res.Tag)
-	if err != nil || !found || job.Repository+"@"+h.String() != res.Digest.String() {
-		t.Errorf("tag %s names %s (found %v, %v), want %s", res.Tag, h, found, err, res.Digest)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"slipway.dev/slipway/internal/jsontag"
 )
 
 // jsonMap is utiljson.Unmarshal(json.Marshal(obj)) for obj, a pointer to an API struct, built
@@ -57,7 +59,6 @@ type keyValue struct {
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-	zeroerType        = reflect.TypeFor[interface{ IsZero() bool }]()
 )
 
 // value is what the round trip makes of v.
@@ -218,35 +219,24 @@ func (w *jsonWalker) structValue(v reflect.Value) map[string]any {
 // fields pushes the keys of struct v, those of its inlined structs among them. A field's
 // value is walked before its key is pushed: the walk of a struct leaves the stack as it was.
 func (w *jsonWalker) fields(v reflect.Value) {
-	if ambiguous(v.Type()) {
+	if jsontag.Ambiguous(v.Type()) {
 		w.ok = false // encoding/json's rules of dominance: not mirrored
 		return
 	}
-	for i, f := range jsonFieldsOf(v.Type()) {
+	for i, f := range jsontag.Fields(v.Type(), jsontag.JSON) {
 		fv := v.Field(i)
 		switch {
-		case f.unknown:
+		case f.Unknown:
 			w.ok = false
 			return
-		case f.skip || f.omitted(fv):
-		case f.inline:
-			if in, some := inlinedStruct(fv); some {
+		case f.Skip || f.Omitted(fv):
+		case f.Inline:
+			if in, some := jsontag.Inlined(fv); some {
 				w.fields(in)
 			}
 		default:
 			val := w.value(fv)
-			w.kv = append(w.kv, keyValue{f.name, val})
+			w.kv = append(w.kv, keyValue{f.Name, val})
 		}
 	}
-}
-
-// inlinedStruct is the struct an embedded field adds its keys from: none for a nil pointer.
-func inlinedStruct(fv reflect.Value) (reflect.Value, bool) {
-	if fv.Kind() == reflect.Pointer {
-		if fv.IsNil() {
-			return fv, false
-		}
-		fv = fv.Elem()
-	}
-	return fv, true
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"slipway.dev/slipway/internal/jsontag"
 )
 
 // SubsetBothTyped reports whether Subset(u, j) holds, where u is the unstructured form of the
@@ -115,19 +117,19 @@ func bothStruct(w, h reflect.Value) bool {
 	for i, f := range fieldsOf(w.Type()) {
 		wf, hf := w.Field(i), h.Field(i)
 		switch {
-		case f.unknown:
+		case f.Unknown:
 			return false
-		case f.skip || f.omitted(wf):
-		case f.inline:
-			win, wsome := inlined(wf)
-			hin, hsome := inlined(hf)
+		case f.Skip || f.Omitted(wf):
+		case f.Inline:
+			win, wsome := jsontag.Inlined(wf)
+			hin, hsome := jsontag.Inlined(hf)
 			if !wsome {
 				continue
 			}
 			if !hsome || win.Kind() != reflect.Struct || !bothStruct(win, hin) {
 				return false
 			}
-		case f.omitted(hf):
+		case f.Omitted(hf):
 			// absent from have's map: Subset asks want's value to be empty
 			if scalarKind(wf.Kind()) {
 				if f.conv != convertsNot || wf.Kind() != reflect.String || wf.Len() != 0 {
@@ -135,7 +137,7 @@ func bothStruct(w, h reflect.Value) bool {
 				}
 				continue
 			}
-			if !(f.name == "creationTimestamp" && zeroTime(wf)) && !isEmptyTyped(wf) {
+			if !(f.Name == "creationTimestamp" && zeroTime(wf)) && !isEmptyTyped(wf) {
 				return false
 			}
 		case scalarKind(wf.Kind()):
@@ -144,7 +146,7 @@ func bothStruct(w, h reflect.Value) bool {
 			if f.conv != convertsNot || !sameRaw(wf, hf) {
 				return false
 			}
-		case f.name == "creationTimestamp" && zeroTime(wf):
+		case f.Name == "creationTimestamp" && zeroTime(wf):
 		default:
 			if !bothValue(wf, hf, f.conv) {
 				return false

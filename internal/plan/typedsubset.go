@@ -3,11 +3,12 @@ package plan
 import (
 	"math"
 	"reflect"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"slipway.dev/slipway/internal/jsontag"
 )
 
 // SubsetTyped reports whether Subset(u, have) holds for u, the unstructured form of the typed
@@ -106,15 +107,15 @@ func structSubset(sv reflect.Value, h map[string]any) bool {
 	for i, f := range fieldsOf(sv.Type()) {
 		fv := sv.Field(i)
 		switch {
-		case f.unknown:
+		case f.Unknown:
 			return false
-		case f.skip || f.omitted(fv):
-		case f.inline:
-			if in, some := inlined(fv); some && (in.Kind() != reflect.Struct || !structSubset(in, h)) {
+		case f.Skip || f.Omitted(fv):
+		case f.Inline:
+			if in, some := jsontag.Inlined(fv); some && (in.Kind() != reflect.Struct || !structSubset(in, h)) {
 				return false
 			}
 		default:
-			if !fieldSubset(f.name, fv, h, true) {
+			if !fieldSubset(f.Name, fv, h, true) {
 				return false
 			}
 		}
@@ -225,11 +226,11 @@ func emits(sv reflect.Value) bool {
 	for i, f := range fieldsOf(sv.Type()) {
 		fv := sv.Field(i)
 		switch {
-		case f.unknown:
+		case f.Unknown:
 			return true // taken as a key, so that nothing is taken for empty
-		case f.skip || f.omitted(fv):
-		case f.inline:
-			if in, some := inlined(fv); some && (in.Kind() != reflect.Struct || emits(in)) {
+		case f.Skip || f.Omitted(fv):
+		case f.Inline:
+			if in, some := jsontag.Inlined(fv); some && (in.Kind() != reflect.Struct || emits(in)) {
 				return true // not a struct: counted as a key, so that nothing is taken for empty
 			}
 		default:
@@ -239,97 +240,24 @@ func emits(sv reflect.Value) bool {
 	return false
 }
 
-// inlined is what an inlined field fv adds to its struct's map: nothing (some false) for a nil
-// pointer, else the value pointed to.
-func inlined(fv reflect.Value) (v reflect.Value, some bool) {
-	if fv.Kind() == reflect.Pointer {
-		if fv.IsNil() {
-			return fv, false
-		}
-		return fv.Elem(), true
-	}
-	return fv, true
-}
-
-// field is what the converter reads of a struct field's json tag.
+// field is a struct field as the converter reads it (jsontag's rules) and how its type
+// converts (SubsetBothTyped).
 type field struct {
-	name      string
-	skip      bool
-	inline    bool
-	omitempty bool
-	omitzero  func(reflect.Value) bool
-	unknown   bool       // a rule not mirrored here: no proof either way
-	conv      conversion // how the field's type converts (SubsetBothTyped)
-}
-
-func (f field) omitted(fv reflect.Value) bool {
-	return (f.omitempty && OmitEmpty(fv)) || (f.omitzero != nil && f.omitzero(fv))
-}
-
-// OmitEmpty is the test for omitempty of runtime's converter (its isEmpty) and of encoding/json
-// alike: a struct never is empty.
-func OmitEmpty(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool:
-		return !v.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int() == 0
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return v.Uint() == 0
-	case reflect.Float32, reflect.Float64:
-		return v.Float() == 0
-	case reflect.Map, reflect.Slice:
-		return v.IsNil() || v.Len() == 0
-	case reflect.Pointer, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
+	jsontag.Field
+	conv conversion
 }
 
 var fieldCache sync.Map // reflect.Type → []field
 
-// fieldsOf reads the json tags of struct type t as runtime's converter does
-// (fieldInfoFromField): the tag's name, else the Go name unless the field is embedded; an
-// embedded field without a name is inlined. A field the converter would inline for a tag
-// directive (",embed") is marked unknown: no API type has one.
+// fieldsOf reads the fields of struct type t as runtime's converter does, once per type.
 func fieldsOf(t reflect.Type) []field {
 	if fs, ok := fieldCache.Load(t); ok {
 		return fs.([]field)
 	}
-	fs := make([]field, t.NumField())
-	for i := range fs {
-		sf := t.Field(i)
-		f := &fs[i]
-		tag, ok := sf.Tag.Lookup("json")
-		if !ok || tag == "" {
-			if !sf.Anonymous {
-				f.name = sf.Name
-			}
-		} else {
-			items := strings.Split(tag, ",")
-			f.name = items[0]
-			for _, it := range items[1:] {
-				switch it {
-				case "omitempty":
-					f.omitempty = true
-				case "omitzero":
-					f.omitzero = value.OmitZeroFunc(sf.Type)
-				case "embed":
-					f.unknown = true
-				}
-			}
-			if f.name == "" && !sf.Anonymous {
-				f.name = sf.Name
-			}
-		}
-		f.conv = conversionOf(sf.Type)
-		f.skip = f.name == "-"
-		if !sf.IsExported() && !sf.Anonymous {
-			f.unknown = true // neither the converter nor encoding/json reads it alike: no API type has one
-		}
-		f.inline = f.name == ""
+	tags := jsontag.Fields(t, jsontag.Converter)
+	fs := make([]field, len(tags))
+	for i, f := range tags {
+		fs[i] = field{Field: f, conv: conversionOf(t.Field(i).Type)}
 	}
 	fieldCache.Store(t, fs)
 	return fs

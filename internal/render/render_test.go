@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,49 +8,20 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/uuid"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/render/rendertest"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/testkit"
 )
 
-// testSecretKey is the group's secret key of the golden files.
-var testSecretKey = []byte("render-test-key-of-32-bytes-long")
-
-// fakeInput gives every node and role a digest and a machine ID derived from its name, so the
-// golden files are stable.
-func fakeInput(g *spec.Group) render.Input {
-	in := render.Input{Group: g, Images: map[string]string{}, MachineIDs: map[string]string{}, SecretKey: testSecretKey}
-	ns := g.Namespace
-	if ns == "" {
-		ns = g.Name
-	}
-	if g.Spire != nil {
-		in.Spire = &render.Spire{Cluster: "0b5c7a2e-1d2f-4c3b-9e8a-7f6d5c4b3a21-" + ns, Bundle: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"}
-	}
-	image := func(repo string) string {
-		return fmt.Sprintf("registry.test:5000/%s/%s@sha256:%x", ns, repo, sha256.Sum256([]byte(repo)))
-	}
-	id := func(key string) string { return uuid.NewSHA1(uuid.NameSpaceOID, []byte(g.Name+"/"+key)).String() }
-	for _, n := range g.Nodes {
-		in.Images[n.Name] = image(n.Name)
-		in.MachineIDs[n.Name] = id(n.Name)
-		for _, r := range n.Roles {
-			if r.Service != nil {
-				key := spec.RoleObjectName(n.Name, r.Name)
-				in.Images[key] = image(key)
-			}
-			if len(r.SidecarSecrets) > 0 {
-				key := spec.SecretsImageName(n.Name, r.Name)
-				in.Images[key] = image(key)
-			}
-		}
-	}
-	return in
-}
+// testSecretKey and fakeInput are rendertest's, shared with the tests of e2e/render.
+var (
+	testSecretKey = rendertest.SecretKey
+	fakeInput     = rendertest.Input
+)
 
 func TestGolden(t *testing.T) {
 	tests := []struct {
@@ -123,15 +93,9 @@ func load(t testing.TB, file string) []render.Object {
 	return objs
 }
 
+// find is rendertest's.
 func find[T render.Object](objs []render.Object, kind, name string) (T, bool) {
-	var zero T
-	for _, o := range objs {
-		if o.GetObjectKind().GroupVersionKind().Kind == kind && o.GetName() == name {
-			t, ok := o.(T)
-			return t, ok
-		}
-	}
-	return zero, false
+	return rendertest.Find[T](objs, kind, name)
 }
 
 // TestRules checks the rules of SPEC §5 the golden files could hide in their length.
@@ -319,22 +283,8 @@ func TestWritePackageRefusesTheOperatorsFiles(t *testing.T) {
 	}
 }
 
-func readDir(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = string(b)
-	}
-	return out
-}
+// readDir is rendertest's.
+func readDir(t *testing.T, dir string) map[string]string { return rendertest.ReadDir(t, dir) }
 
 func TestBadNamespace(t *testing.T) {
 	g, err := spec.Load("../../examples/hello/slipway.yaml")

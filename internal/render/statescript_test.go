@@ -185,11 +185,6 @@ func metaFile(t *testing.T, root, name string) (string, bool) {
 	return string(b), true
 }
 
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
-}
-
 // stub writes an executable sh script name into a new directory and returns the directory.
 func stub(t *testing.T, name, body string) string {
 	t.Helper()

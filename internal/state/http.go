@@ -99,15 +99,12 @@ func newHTTPBackend(u *url.URL, group string, o options) (*httpBackend, error) {
 			*s.d = d
 		}
 	}
-	b.client = o.httpClient
-	if b.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if v := getenv("SLIPWAY_HTTP_SKIP_CERT_VERIFICATION"); v == "true" || v == "1" {
-			tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the operator asked
-		}
-		// No client timeout: each request has its own (requestTimeout, --state-timeout).
-		b.client = &http.Client{Transport: tr}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if v := getenv("SLIPWAY_HTTP_SKIP_CERT_VERIFICATION"); v == "true" || v == "1" {
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the operator asked
 	}
+	// No client timeout: each request has its own (requestTimeout, --state-timeout).
+	b.client = &http.Client{Transport: tr}
 	return b, nil
 }
 

@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/testkit"
 )
@@ -105,53 +102,4 @@ func TestKilledHolderFile(t *testing.T) {
 		t.Fatalf("Lock after state unlock: %v", err)
 	}
 	_ = b.Unlock(ctx, lid)
-}
-
-// killedHolderKubernetes: a holder killed with SIGKILL keeps the group locked until its lease
-// runs out; the next run then takes it over and says so, naming the killed holder.
-func killedHolderKubernetes(t *testing.T, kubeconfig string, k KubeAccess, ns string) {
-	ctx := context.Background()
-	const lease = 2 * time.Second
-	url := "kubernetes://" + ns
-	id, cmd := startLockHolder(t, url, "killed", "STATE_TEST_KUBECONFIG="+kubeconfig, "STATE_TEST_LEASE="+lease.String())
-	var mu sync.Mutex
-	var notices []Notice
-	b, err := Open(ctx, url, "killed", k, WithLeaseDuration(lease), WithNotify(func(n Notice) {
-		mu.Lock()
-		notices = append(notices, n)
-		mu.Unlock()
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitRenewed(t, b, id, lease) // the live holder renews past its lease duration
-	info, err := b.LockInfo(ctx)
-	if err != nil || info == nil || info.ID != id || info.PID != cmd.Process.Pid {
-		t.Fatalf("LockInfo = %+v, %v; want lock %s of pid %d", info, err, id, cmd.Process.Pid)
-	}
-	killHolder(t, cmd)
-	var le *LockError
-	if _, err := b.Lock(ctx, NewInfo("apply")); !errors.As(err, &le) || le.Holder.ID != id {
-		t.Fatalf("Lock right after the kill = %v; want a LockError naming %s", err, id)
-	}
-	t.Logf("right after the kill: %v", le)
-	var newID string
-	devtest.WaitFor(t, 3*lease, "the lock taken over", func() (bool, string) {
-		newID, err = b.Lock(ctx, NewInfo("apply"))
-		if err != nil && !errors.As(err, &le) {
-			t.Fatalf("Lock: %v", err)
-		}
-		return err == nil, fmt.Sprint(err)
-	})
-	mu.Lock()
-	got := append([]Notice(nil), notices...)
-	mu.Unlock()
-	if len(got) != 1 || got[0].Kind != NoticeTakeover || got[0].Previous == nil || got[0].Previous.ID != id ||
-		!strings.Contains(got[0].Message, fmt.Sprintf("pid %d", cmd.Process.Pid)) {
-		t.Fatalf("notices = %+v; want one takeover naming pid %d", got, cmd.Process.Pid)
-	}
-	t.Logf("takeover notice: %s", got[0].Message)
-	if err := b.Unlock(ctx, newID); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -1,3 +1,5 @@
+//go:build devenv
+
 package state
 
 import (

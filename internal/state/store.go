@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -57,7 +56,6 @@ type options struct {
 	notify        func(Notice)
 	leaseDuration time.Duration
 	getenv        func(string) string
-	httpClient    *http.Client
 	retryWaitMin  time.Duration
 	retryWaitMax  time.Duration
 	// requestTimeout bounds one request to an http backend (0: none); slowAfter is when a
@@ -76,9 +74,6 @@ func WithLeaseDuration(d time.Duration) Option { return func(o *options) { o.lea
 
 // WithGetenv replaces os.Getenv for the SLIPWAY_HTTP_* settings (tests).
 func WithGetenv(f func(string) string) Option { return func(o *options) { o.getenv = f } }
-
-// WithHTTPClient sets the HTTP client of the http backend.
-func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
 
 // WithRequestTimeout bounds each request to an http backend (--state-timeout); 0 means no
 // bound. The default is DefaultRequestTimeout.

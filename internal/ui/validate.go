@@ -28,25 +28,33 @@ func Validation(stdout, stderr io.Writer, file string, grp *spec.Group, errs spe
 	return err
 }
 
-func validationJSON(w io.Writer, file string, grp *spec.Group, errs spec.Errors) error {
-	type jsonError struct {
-		File    string `json:"file"`
-		Line    int    `json:"line,omitempty"`
-		Path    string `json:"path,omitempty"`
-		Message string `json:"message"`
+// jsonError is one error of `validate -o json`, of a group file or of a waves file.
+type jsonError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
+// jsonErrors are errs as `validate -o json` lists them: none is an absent list.
+func jsonErrors(errs spec.Errors) []jsonError {
+	var out []jsonError
+	for _, e := range errs {
+		out = append(out, jsonError{e.File, e.Line, e.Path, e.Msg})
 	}
+	return out
+}
+
+func validationJSON(w io.Writer, file string, grp *spec.Group, errs spec.Errors) error {
 	doc := struct {
 		File   string      `json:"file"`
 		Valid  bool        `json:"valid"`
 		Group  string      `json:"group,omitempty"`
 		Nodes  int         `json:"nodes"`
 		Errors []jsonError `json:"errors,omitempty"`
-	}{File: file, Valid: errs == nil}
+	}{File: file, Valid: errs == nil, Errors: jsonErrors(errs)}
 	if grp != nil {
 		doc.Group, doc.Nodes = grp.Name, len(grp.Nodes)
-	}
-	for _, e := range errs {
-		doc.Errors = append(doc.Errors, jsonError{e.File, e.Line, e.Path, e.Msg})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

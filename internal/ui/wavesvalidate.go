@@ -23,25 +23,16 @@ func WavesValidation(stdout, stderr io.Writer, file string, groups []WaveValid, 
 		nodes += g.Nodes
 	}
 	if asJSON {
-		type jsonError struct {
-			File    string `json:"file"`
-			Line    int    `json:"line,omitempty"`
-			Path    string `json:"path,omitempty"`
-			Message string `json:"message"`
-		}
 		doc := struct {
 			File   string      `json:"file"`
 			Valid  bool        `json:"valid"`
 			Groups []WaveValid `json:"groups"`
 			Nodes  int         `json:"nodes"`
 			Errors []jsonError `json:"errors,omitempty"`
-		}{File: file, Valid: errs == nil, Groups: []WaveValid{}, Nodes: nodes}
+		}{File: file, Valid: errs == nil, Groups: []WaveValid{}, Nodes: nodes, Errors: jsonErrors(errs)}
 		for _, g := range groups {
 			g.WaveGroup = nonNilDeps(g.WaveGroup)
 			doc.Groups = append(doc.Groups, g)
-		}
-		for _, e := range errs {
-			doc.Errors = append(doc.Errors, jsonError{e.File, e.Line, e.Path, e.Msg})
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -1,5 +1,8 @@
 package kube
 
+// What the tests of e2e/kube, which need the dev cluster, reach of kube's insides: nothing
+// else in slipway uses these.
+
 import (
 	"context"
 
@@ -7,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// OptionalKinds lets the external tests mark a kind as one a cluster may lack.
+// OptionalKinds lets the tests mark a kind as one a cluster may lack.
 var OptionalKinds = optionalKinds
 
 // ListBothWays lists gvk in ns as the plan does (protobuf for a built-in kind) and as JSON.

@@ -26,6 +26,7 @@ import (
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/render/rendertest"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -95,11 +96,11 @@ func TestDryRunExamples(t *testing.T) {
 	c, w := client(t, env.Kubeconfig)
 	files := map[string]string{
 		"hello": "../../examples/hello/slipway.yaml", "full": "../../examples/full/slipway.yaml",
-		"labels": "testdata/workload/labels.yaml", "placement": "testdata/workload/placement.yaml",
-		"disruption": "testdata/workload/disruption.yaml", "probes": "testdata/workload/probes.yaml",
-		"config": "testdata/workload/config.yaml", "role-config": "testdata/workload/role-config.yaml",
-		"servicemonitor": "testdata/workload/servicemonitor.yaml",
-		"state":          "testdata/workload/state.yaml",
+		"labels": "../../internal/render/testdata/workload/labels.yaml", "placement": "../../internal/render/testdata/workload/placement.yaml",
+		"disruption": "../../internal/render/testdata/workload/disruption.yaml", "probes": "../../internal/render/testdata/workload/probes.yaml",
+		"config": "../../internal/render/testdata/workload/config.yaml", "role-config": "../../internal/render/testdata/workload/role-config.yaml",
+		"servicemonitor": "../../internal/render/testdata/workload/servicemonitor.yaml",
+		"state":          "../../internal/render/testdata/workload/state.yaml",
 	}
 	for example, file := range files {
 		t.Run(example, func(t *testing.T) {
@@ -110,7 +111,7 @@ func TestDryRunExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, stop := range []bool{false, true} {
-				in := fakeInput(g)
+				in := rendertest.Input(g)
 				in.Namespace = testNamespace(t, c, "render-dry-"+example)
 				in.StopSignal = stop
 				in.ServiceMonitors = true
@@ -128,7 +129,7 @@ func TestDryRunExamples(t *testing.T) {
 				w.take()
 				if example == "state" {
 					// The removal Job the engine makes after a migration, from the node's template.
-					d, _ := find[*appsv1.Deployment](objs, "Deployment", "db")
+					d, _ := rendertest.Find[*appsv1.Deployment](objs, "Deployment", "db")
 					objs = append(objs, render.StateRemovalJob(in.Namespace, g.Name, "db", "14", in.Images["db"], "", &d.Spec.Template.Spec))
 				}
 				for _, o := range objs {
@@ -169,10 +170,10 @@ func TestKustomizePackageOnCluster(t *testing.T) {
 	if strings.Contains(stderr, "warning") {
 		t.Errorf("render warned: %s", stderr)
 	}
-	first := readDir(t, dir)
+	first := rendertest.ReadDir(t, dir)
 	// Without --push, digests come from the registry and must be the pushed ones.
 	slipway("render", "--out", dir)
-	if second := readDir(t, dir); !mapsEqual(first, second) {
+	if second := rendertest.ReadDir(t, dir); !mapsEqual(first, second) {
 		t.Error("a second render of the same input is not byte-identical")
 	}
 	stream, _ := slipway("render")

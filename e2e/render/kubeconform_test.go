@@ -21,6 +21,7 @@ import (
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/render"
+	"slipway.dev/slipway/internal/render/rendertest"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -156,8 +157,8 @@ func TestKubeconformExamples(t *testing.T) {
 			t.Errorf("no %s among the examples' valid objects %v", kind, validated)
 		}
 	}
-	goldens, _ := filepath.Glob("testdata/*.golden.yaml")
-	more, _ := filepath.Glob("testdata/*/*.golden.yaml")
+	goldens, _ := filepath.Glob("../../internal/render/testdata/*.golden.yaml")
+	more, _ := filepath.Glob("../../internal/render/testdata/*/*.golden.yaml")
 	for _, file := range append(goldens, more...) {
 		if strings.HasSuffix(file, ".kustomization.golden.yaml") {
 			continue // kustomize's own file, not an object for the cluster
@@ -185,7 +186,7 @@ func TestKubeconformRefusesWrongFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := fakeInput(g)
+	in := rendertest.Input(g)
 	in.ServiceMonitors = true
 	objs, err := render.Objects(in)
 	if err != nil {

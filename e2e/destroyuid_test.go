@@ -1,8 +1,9 @@
-package engine
+package e2e
 
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
+	"slipway.dev/slipway/internal/engine"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
+	"slipway.dev/slipway/internal/state"
 )
 
 // remaking is the dev cluster's API server with someone else in the gap between destroy's
@@ -113,9 +116,13 @@ func TestDestroyDeletesOnlyWhatItJudged(t *testing.T) {
 			if _, err := c.Clientset.CoreV1().ConfigMaps(group).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			store, err := state.Open(ctx, "file://"+filepath.Join(t.TempDir(), "state.json"), group, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			r := &remaking{Client: c, t: t}
-			tgt := Target{Group: &spec.Group{Name: group}, Namespace: group, Store: &memStore{}}
-			_, err := New(Options{Kube: r}).Destroy(ctx, tgt, DestroyOptions{})
+			tgt := engine.Target{Group: &spec.Group{Name: group}, Namespace: group, Store: store}
+			_, err = engine.New(engine.Options{Kube: r}).Destroy(ctx, tgt, engine.DestroyOptions{})
 			if err == nil || !strings.Contains(strings.ToLower(err.Error()), tc.want) {
 				t.Errorf("destroy = %v, want a refusal saying %q", err, tc.want)
 			}
