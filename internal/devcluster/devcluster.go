@@ -54,6 +54,7 @@ type Env struct {
 	PostgresPassFile string `json:"postgresPassFile,omitempty"`
 
 	node *realNodePlan // the real node dev up starts with the cluster
+	host *HostShare    // its share of the machine (hostshare.go), read once
 }
 
 // components in start order; Down stops them in reverse.
@@ -167,6 +168,10 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(opts.Dir), 0o755); err != nil {
 		return nil, false, fmt.Errorf("dev cluster: %w", err)
 	}
+	share, err := claimHost(opts.Dir)
+	if err != nil {
+		return nil, false, err
+	}
 	bases := startBaseImages(ctx, &opts)
 	defer startPrefetch(ctx, opts)()
 	if !opts.Core {
@@ -190,7 +195,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	}
 	node := &realNodePlan{why: "not asked for (dev up --no-real-node)"}
 	if !opts.NoRealNode {
-		node = prepareRealNode(ctx, opts.Dir, opts.Progress)
+		node = prepareRealNode(ctx, opts.Dir, share, opts.Progress)
 	}
 	unlock, err := lockFile(ctx, opts.Dir+".lock")
 	if err != nil {
@@ -201,6 +206,10 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		if opts.FeatureGates != nil && !slices.Equal(e.FeatureGates, opts.FeatureGates) {
 			return nil, false, fmt.Errorf("dev cluster in %s runs with feature gates %q, not %q: stop it (slipway dev down) or use another --dir",
 				opts.Dir, e.FeatureGates, opts.FeatureGates)
+		}
+		// A cluster a slipway older than the slots started gets its record now.
+		if err := e.saveHost(); err != nil {
+			return nil, false, err
 		}
 		if err := e.readyForRealNode(ctx, node, opts.Progress); err != nil {
 			return nil, false, err
@@ -255,7 +264,7 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates, node: node}
+	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates, node: node, host: &share}
 	if err := e.start(ctx, stages, opts.Progress); err != nil {
 		// Leave nothing half-started behind.
 		_, _ = stopAll(opts.Dir)
@@ -314,6 +323,9 @@ func Down(dir string) error {
 	if err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
 	}
+	h, _ := loadHost(dir)
+	undoHostKinds(dir, io.Discard, madeBridge, madeLoAddr, madeCgroup, madeIPForward)
+	releaseHost(dir, h)
 	if rmErr := os.RemoveAll(dir); rmErr != nil {
 		return fmt.Errorf("dev cluster: remove %s: %w", dir, rmErr)
 	}
