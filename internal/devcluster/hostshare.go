@@ -215,18 +215,25 @@ func otherLiveSlots(dir string) bool {
 
 // loadHost reads dir's record; without one (a slipway older than the slots started the
 // environment) it infers what that slipway made: the slot-0 bridge, cgroups and ip_forward
-// when ownerFile names dir, the SPIRE address when the SPIRE server listened on it.
+// when ownerFile names dir, the SPIRE address when the SPIRE server listened on it and dir is
+// the shared environment's.
 func loadHost(dir string) (HostShare, bool) {
 	var h HostShare
 	if b, err := os.ReadFile(filepath.Join(dir, hostFile)); err == nil && json.Unmarshal(b, &h) == nil && h.Bridge != "" {
 		return h, true
 	}
 	h = slotShare(0)
-	if strings.TrimSpace(readString(ownerFile())) == dir {
+	owner := strings.TrimSpace(readString(ownerFile()))
+	if owner == dir {
 		h.Made = append(h.Made, Made{madeBridge, h.Bridge}, Made{madeCgroup, h.kubepods()})
 		if b, err := os.ReadFile(filepath.Join(nodeDirFor(dir), "ip_forward")); err == nil {
 			h.Made = append(h.Made, Made{madeIPForward, strings.TrimSpace(string(b))})
 		}
+	}
+	if owner != dir && dir != systemDefaultDir() {
+		// Another environment's: that slipway shared the SPIRE address with the one holding
+		// slot 0, which keeps it (the bug of issue 45 was dropping it here).
+		return h, false
 	}
 	var s Spire
 	if b, err := os.ReadFile(filepath.Join(spireDir(dir), "spire.json")); err == nil && json.Unmarshal(b, &s) == nil {

@@ -196,4 +196,12 @@ func TestLoadHost(t *testing.T) {
 	if diff := cmp.Diff(want, h.Made); ok || diff != "" {
 		t.Errorf("legacy (%v) (-want +got):\n%s", ok, diff)
 	}
+	// An older slipway's second environment made nothing machine-wide of its own: its SPIRE
+	// server listened on the shared address, which stays.
+	if err := os.WriteFile(ownerFile(), []byte("/elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ = loadHost(legacy); len(h.Made) != 0 {
+		t.Errorf("legacy second env: made %v, want nothing", h.Made)
+	}
 }
