@@ -154,8 +154,11 @@ func envLives(dir string) bool {
 // slot whose bridge or SPIRE address exists on the machine without a claim is someone else's
 // and is passed over.
 func claimHost(dir string) (HostShare, error) {
+	order := slotOrder(dir, systemDefaultDir())
 	if err := os.MkdirAll(filepath.Join(runDir, "slots"), 0o755); err != nil {
-		return HostShare{}, fmt.Errorf("dev cluster: %w", err)
+		// Not root: there is no real node, no bridge and no address on lo to make, so nothing
+		// machine-wide to share; the slot's values go unused.
+		return slotShare(order[0]), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -164,7 +167,6 @@ func claimHost(dir string) (HostShare, error) {
 		return HostShare{}, err
 	}
 	defer unlock()
-	order := slotOrder(dir, systemDefaultDir())
 	for _, n := range order {
 		if slotOwner(n) == dir {
 			return slotShare(n), writeSlot(n, dir)
