@@ -1,7 +1,10 @@
 package devcluster
 
 import (
+	"fmt"
+	"net"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,5 +61,26 @@ func TestStopPartsNothingRunning(t *testing.T) {
 	testRunDir(t)
 	if n := stopParts(t.TempDir(), t.TempDir()); n != 0 {
 		t.Errorf("stopParts = %d, want 0", n)
+	}
+}
+
+// A second environment asking for the publishing parts is told at once that Envoy Gateway's
+// fixed ports are taken, instead of waiting minutes for a Gateway that is never Programmed.
+func TestEnvoyPortsTaken(t *testing.T) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	old := envoyFixedPorts
+	envoyFixedPorts = []int{port}
+	t.Cleanup(func() { envoyFixedPorts = old })
+	if got := envoyPortsTaken(); !strings.Contains(got, fmt.Sprintf("port %d", port)) || !strings.Contains(got, "without --publish") {
+		t.Errorf("taken: %q, want the port and the way out named", got)
+	}
+	l.Close()
+	if got := envoyPortsTaken(); got != "" {
+		t.Errorf("free: %q, want none", got)
 	}
 }
