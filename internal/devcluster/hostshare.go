@@ -151,8 +151,8 @@ func envLives(dir string) bool {
 }
 
 // claimHost returns the slot of the environment in dir, claiming one when it holds none. A
-// slot whose bridge or SPIRE address exists on the machine without a claim is someone else's
-// and is passed over.
+// slot other than 0 whose bridge or SPIRE address exists on the machine without a live claim
+// is passed over.
 func claimHost(dir string) (HostShare, error) {
 	order := slotOrder(dir, systemDefaultDir())
 	if err := os.MkdirAll(filepath.Join(runDir, "slots"), 0o755); err != nil {
@@ -178,7 +178,10 @@ func claimHost(dir string) (HostShare, error) {
 			continue
 		}
 		s := slotShare(n)
-		if owner == "" && slotInUse(s) {
+		if n != 0 && slotInUse(s) {
+			// Its bridge or address is there without a live claim: an environment that never
+			// went down, maybe still running. Slot 0 is the shared environment's whatever is
+			// left of it, as it always was.
 			continue
 		}
 		return s, writeSlot(n, dir)

@@ -205,3 +205,22 @@ func TestLoadHost(t *testing.T) {
 		t.Errorf("legacy second env: made %v, want nothing", h.Made)
 	}
 }
+
+// A slot whose bridge is on the machine without a live claim (an environment that never went
+// down) is passed over; slot 0 is the default directory's whatever is left of it.
+func TestClaimHostPassesOverLeftovers(t *testing.T) {
+	def := testRunDir(t)
+	slotInUse = func(HostShare) bool { return true }
+	if s, err := claimHost(def); err != nil || s.Slot != 0 {
+		t.Errorf("default dir with slipway0 left over: slot %d, %v; want 0", s.Slot, err)
+	}
+	order := slotOrder("/other", def)
+	if s, err := claimHost("/other"); err == nil {
+		t.Errorf("every slot in use: got slot %d (first choice %d), want an error", s.Slot, order[0])
+	}
+	used := order[0]
+	slotInUse = func(s HostShare) bool { return s.Slot == used }
+	if s, err := claimHost("/other"); err != nil || s.Slot != order[1] {
+		t.Errorf("first choice %d in use: slot %d, %v; want %d", used, s.Slot, err, order[1])
+	}
+}
