@@ -54,7 +54,7 @@ func newDevCmd(_ *Globals) *cobra.Command {
 	up.Flags().BoolVar(&central, "central", false,
 		"also PostgreSQL (Debian's package; needs --secrets) and the secrets server's database engine for it, for groups with central:; added to a running cluster")
 	up.Flags().BoolVar(&noRealNode, "no-real-node", false,
-		"without the real kubelet node beside the kwok nodes (one per machine: a second cluster beside one that has it)")
+		"without the real kubelet node beside the kwok nodes (each cluster's own: a second cluster under --dir gets a bridge, pod range and kubelet ports of its own)")
 	up.Flags().BoolVar(&spire, "spire", false,
 		"also a SPIRE server, its node's sshd and the spire-agent image (built the first time), for groups with spire:")
 	dev.AddCommand(up, &cobra.Command{

@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// Bridge and PodCIDR are the real node's pod network: one CNI bridge with host-local
-// addresses, apart from kwok's 10.0.0.0/16 and the Services' 10.96.0.0/16. The host reaches
-// the pods over the bridge; there is no kube-proxy and no cluster DNS.
+// Bridge and PodCIDR are the real node's pod network in slot 0 (hostshare.go; another slot
+// has its own): one CNI bridge with host-local addresses, apart from kwok's 10.0.0.0/16 and
+// the Services' 10.96.0.0/16. The host reaches the pods over the bridge; there is no
+// kube-proxy and no cluster DNS.
 const (
 	Bridge  = "slipway0"
 	PodCIDR = "10.244.0.0/24"
@@ -110,7 +111,7 @@ func registryHosts(registry string) string {
 // cniConfig is the one network of the real node: a bridge that is the pods' gateway, with
 // host-local addresses kept under the node's directory. No masquerade: the pods reach the
 // host, and the host the pods, which is all the dev environment needs.
-func cniConfig(p nodePaths) string {
+func cniConfig(p nodePaths, share HostShare) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
   "name": "slipway-dev",
@@ -130,7 +131,7 @@ func cniConfig(p nodePaths) string {
     }
   ]
 }
-`, Bridge, PodCIDR, p.join("cni", "ipam"))
+`, share.Bridge, share.PodCIDR, p.join("cni", "ipam"))
 }
 
 // writeContainerdFiles writes containerd's configuration, the registry's hosts.toml and the
@@ -163,7 +164,7 @@ func (e *Env) writeContainerdFiles(p nodePaths, b nodeBinaries, sandboxImage str
 	files := map[string]string{
 		p.join("containerd.toml"):                            containerdConfig(p, sandboxImage),
 		filepath.Join(hostsDir, "hosts.toml"):                registryHosts(e.Registry),
-		filepath.Join(p.cniConfDir(), "10-slipway.conflist"): cniConfig(p),
+		filepath.Join(p.cniConfDir(), "10-slipway.conflist"): cniConfig(p, *e.hostShare()),
 	}
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

@@ -1,9 +1,13 @@
 // Package devcluster runs the development cluster of SPEC §10 on loopback: etcd,
 // kube-apiserver, kube-controller-manager and kube-scheduler built once from their Go modules at
 // pinned versions (tools/*), kwok simulating nodes, pods and volumes, and a CNCF Distribution
-// registry. It assumes a Linux host with the Go toolchain on PATH for the first build, and that
-// only one dev cluster runs per data directory; its processes outlive the command that started
-// them and are found again through the PID files in that directory.
+// registry, with the parts dev up adds (a real node, Knot DNS, publishing, SPIRE, a secrets
+// server, PostgreSQL). Each part implements one interface (parts.go), and up, down and env
+// walk the one list of them. It assumes a Linux host with the Go toolchain on PATH for the
+// first build, and that only one dev cluster runs per data directory; its processes outlive
+// the command that started them and are found again through the PID files in that directory.
+// Several data directories run side by side: each holds a slot of the machine-wide names and
+// ranges (hostshare.go), and dev down removes only what its own environment made.
 package devcluster
 
 import (
@@ -15,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -54,6 +59,7 @@ type Env struct {
 	PostgresPassFile string `json:"postgresPassFile,omitempty"`
 
 	node *realNodePlan // the real node dev up starts with the cluster
+	host *HostShare    // its share of the machine (hostshare.go), read once
 }
 
 // components in start order; Down stops them in reverse.
@@ -80,8 +86,11 @@ func DefaultDir() (string, error) {
 
 // Exports is the shell text that points slipway, kubectl and client-go at the cluster.
 func (e *Env) Exports() string {
-	return fmt.Sprintf("export KUBE_CONFIG_PATH=%s KUBECONFIG=%s K8S_REGISTRY=%s PATH=%s:$PATH\n",
-		e.Kubeconfig, e.Kubeconfig, e.Registry, e.BinDir) + e.gatewayExports() + e.dnsExports() + e.realNodeExports() + e.spireExports() + e.secretsExports() + e.postgresExports()
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.exports(e))
+	}
+	return b.String()
 }
 
 // save writes e to cluster.json, which Load reads.
@@ -138,8 +147,8 @@ type Options struct {
 	// (MetalLB, Envoy Gateway): Envoy Gateway binds fixed ports (8081, 18000), so only one
 	// cluster per machine can have them.
 	Core bool
-	// NoRealNode starts no real kubelet node (realnode.go), e.g. for a second cluster beside
-	// one that has the machine's real node.
+	// NoRealNode starts no real kubelet node (realnode.go), e.g. where the machine cannot run
+	// one or a second one is not needed.
 	NoRealNode bool
 	// Spire also starts the SPIRE parts (spire.go): a SPIRE server, its node's sshd and the
 	// agent image, built the first time (about 8 minutes on 2 cores).
@@ -167,30 +176,15 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(opts.Dir), 0o755); err != nil {
 		return nil, false, fmt.Errorf("dev cluster: %w", err)
 	}
+	share, err := claimHost(opts.Dir)
+	if err != nil {
+		return nil, false, err
+	}
 	bases := startBaseImages(ctx, &opts)
 	defer startPrefetch(ctx, opts)()
-	if !opts.Core {
-		// Built before taking the cluster's lock: a running cluster stays usable by the tests
-		// of others while the publishing parts build for the first time.
-		if err := buildExtras(ctx, opts.Progress); err != nil {
-			return nil, false, err
-		}
-	}
-	var spireBin string
-	if opts.Spire { // built before the lock too
-		if spireBin, err = buildSpire(ctx, opts.Progress); err != nil {
-			return nil, false, err
-		}
-	}
-	var secretsBin string
-	if opts.Secrets { // built before the lock too
-		if secretsBin, _, err = ensureTool(ctx, vaultTool.module, opts.Progress); err != nil {
-			return nil, false, err
-		}
-	}
-	node := &realNodePlan{why: "not asked for (dev up --no-real-node)"}
-	if !opts.NoRealNode {
-		node = prepareRealNode(ctx, opts.Dir, opts.Progress)
+	run := &upRun{opts: opts, share: share, bases: bases}
+	if err := prepareParts(ctx, run); err != nil {
+		return nil, false, err
 	}
 	unlock, err := lockFile(ctx, opts.Dir+".lock")
 	if err != nil {
@@ -202,38 +196,13 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 			return nil, false, fmt.Errorf("dev cluster in %s runs with feature gates %q, not %q: stop it (slipway dev down) or use another --dir",
 				opts.Dir, e.FeatureGates, opts.FeatureGates)
 		}
-		if err := e.readyForRealNode(ctx, node, opts.Progress); err != nil {
+		// A cluster a slipway older than the slots started gets its record now.
+		if err := e.saveHost(); err != nil {
 			return nil, false, err
 		}
 		// Parts added to the dev environment later start beside a running cluster.
-		if err := e.ensureExtras(ctx, opts.Progress); err != nil {
+		if err := ensureParts(ctx, e, run); err != nil {
 			return nil, false, err
-		}
-		if err := e.ensureRealNode(ctx, node, opts.Progress); err != nil {
-			return nil, false, err
-		}
-		if err := e.pushBaseImages(ctx, bases); err != nil {
-			return nil, false, err
-		}
-		if !opts.Core {
-			if err := e.ensurePublishing(ctx, false, opts.Progress); err != nil {
-				return nil, false, err
-			}
-		}
-		if opts.Spire {
-			if err := e.ensureSpire(ctx, spireBin, opts.Progress); err != nil {
-				return nil, false, err
-			}
-		}
-		if opts.Secrets {
-			if err := e.ensureSecrets(ctx, secretsBin, opts.Progress); err != nil {
-				return nil, false, err
-			}
-		}
-		if opts.Central {
-			if err := e.ensurePostgres(ctx, opts.Progress); err != nil {
-				return nil, false, err
-			}
 		}
 		return e, true, nil
 	} else if !errors.Is(err, ErrNotRunning) {
@@ -251,47 +220,15 @@ func Up(ctx context.Context, opts Options) (env *Env, running bool, err error) {
 		return nil, false, err
 	}
 	cache, _ := CacheDir()
-	stages, err := ensureStages(ctx, cache)
-	if err != nil {
+	if run.stages, err = ensureStages(ctx, cache); err != nil {
 		return nil, false, err
 	}
-	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates, node: node}
-	if err := e.start(ctx, stages, opts.Progress); err != nil {
+	run.fresh = true
+	e := &Env{Dir: opts.Dir, BinDir: bin, Started: time.Now().UTC(), FeatureGates: opts.FeatureGates, node: run.node, host: &share}
+	if err := ensureParts(ctx, e, run); err != nil {
 		// Leave nothing half-started behind.
 		_, _ = stopAll(opts.Dir)
 		return nil, false, err
-	}
-	if err := e.ensureExtras(ctx, opts.Progress); err != nil {
-		_, _ = stopAll(opts.Dir)
-		return nil, false, err
-	}
-	if err := e.pushBaseImages(ctx, bases); err != nil {
-		_, _ = stopAll(opts.Dir)
-		return nil, false, err
-	}
-	if !opts.Core {
-		if err := e.ensurePublishing(ctx, true, opts.Progress); err != nil {
-			_, _ = stopAll(opts.Dir)
-			return nil, false, err
-		}
-	}
-	if opts.Spire {
-		if err := e.ensureSpire(ctx, spireBin, opts.Progress); err != nil {
-			_, _ = stopAll(opts.Dir)
-			return nil, false, err
-		}
-	}
-	if opts.Secrets {
-		if err := e.ensureSecrets(ctx, secretsBin, opts.Progress); err != nil {
-			_, _ = stopAll(opts.Dir)
-			return nil, false, err
-		}
-	}
-	if opts.Central {
-		if err := e.ensurePostgres(ctx, opts.Progress); err != nil {
-			_, _ = stopAll(opts.Dir)
-			return nil, false, err
-		}
 	}
 	return e, false, nil
 }
@@ -314,6 +251,9 @@ func Down(dir string) error {
 	if err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
 	}
+	h, _ := loadHost(dir)
+	undoHostKinds(dir, io.Discard, madeBridge, madeLoAddr, madeCgroup, madeIPForward)
+	releaseHost(dir, h)
 	if rmErr := os.RemoveAll(dir); rmErr != nil {
 		return fmt.Errorf("dev cluster: remove %s: %w", dir, rmErr)
 	}
@@ -337,42 +277,7 @@ func stopAll(dir string) (int, error) {
 			binDir = filepath.Join(c, "bin")
 		}
 	}
-	stopped := 0
-	if stopPostgres(dir) {
-		stopped++
-	}
-	if stopSecrets(dir) {
-		stopped++
-	}
-	if stopRealNode(dir, filepath.Join(binDir, "kubectl"), filepath.Join(dir, "kubeconfig"), io.Discard) {
-		stopped++
-	}
-	if stopDNS(dir) {
-		stopped++
-	}
-	if stopSpire(dir) {
-		stopped++
-	}
-	for i := len(extras) - 1; i >= 0; i-- {
-		pidFile := filepath.Join(dir, "pids", extras[i])
-		if pid, err := readPID(pidFile); err == nil && alive(pid) && runsBinary(pid, extras[i]) {
-			stopPID(pid, 10*time.Second)
-			stopped++
-		}
-		_ = os.Remove(pidFile)
-	}
-	for i := len(components) - 1; i >= 0; i-- {
-		pidFile := filepath.Join(dir, "pids", components[i])
-		pid, err := readPID(pidFile)
-		if err != nil {
-			continue
-		}
-		if alive(pid) && ourProcess(pid, binDir) {
-			stopPID(pid, 10*time.Second)
-			stopped++
-		}
-		_ = os.Remove(pidFile)
-	}
+	stopped := stopParts(dir, binDir)
 	if stopped == 0 {
 		return 0, ErrNotRunning
 	}

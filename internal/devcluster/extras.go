@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,15 @@ func (e *Env) ensurePublishing(ctx context.Context, fresh bool, progress io.Writ
 		e.Gateway = Gateway
 		return e.applyPublishingObjects(ctx)
 	}
+	if !running[envoyProc] {
+		if why := envoyPortsTaken(); why != "" {
+			if fresh {
+				return fmt.Errorf("dev environment: publishing: %s", why)
+			}
+			fmt.Fprintf(progress, "dev: warning: no publishing parts: %s\n", why)
+			return nil
+		}
+	}
 	start := time.Now()
 	envoyBin, envoyCache, err := ensureTool(ctx, "envoy-gateway", progress)
 	if err != nil {
@@ -117,4 +127,23 @@ func (e *Env) applyPublishingObjects(ctx context.Context) error {
 	}
 	e.PublishingObjects = publishingDigest()
 	return e.save()
+}
+
+// envoyFixedPorts are the ports Envoy Gateway binds on every interface whatever its
+// configuration says (its xDS server and its health probe): only one environment per machine
+// can run it.
+var envoyFixedPorts = []int{18000, 8081}
+
+// envoyPortsTaken says which of envoyFixedPorts another program holds (another dev
+// environment's Envoy Gateway, most likely), "" when they are free: Envoy Gateway started anyway
+// exits with "address already in use", and the Gateway is never Programmed.
+func envoyPortsTaken() string {
+	for _, port := range envoyFixedPorts {
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+		if err != nil {
+			return fmt.Sprintf("port %d, which Envoy Gateway binds whatever its configuration, is taken (another dev environment's publishing parts?): one environment per machine can have them; start this one without --publish", port)
+		}
+		l.Close()
+	}
+	return ""
 }

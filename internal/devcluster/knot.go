@@ -184,26 +184,6 @@ func stopDNS(dir string) bool {
 	return true
 }
 
-// ensureExtras brings kwok's stages, the controllers' flags and the registry's configuration
-// up to this slipway's, starts the parts of the dev environment that are not the cluster
-// itself (the DNS server), and records them in cluster.json.
-func (e *Env) ensureExtras(ctx context.Context, progress io.Writer) error {
-	if err := e.ensureKwokConfig(ctx, progress); err != nil {
-		return err
-	}
-	if err := e.ensureControllers(progress); err != nil {
-		return err
-	}
-	if err := e.ensureRegistryConfig(ctx, progress); err != nil {
-		return err
-	}
-	changed, err := e.ensureDNS(ctx, progress)
-	if err != nil || !changed {
-		return err
-	}
-	return e.save()
-}
-
 // dnsExports is the line of Exports for the DNS server: where it is and the file of the
 // TSIG secret (never the secret).
 func (e *Env) dnsExports() string {

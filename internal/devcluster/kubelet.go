@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// The real node's kubelet ports: machine-wide, so one real node per machine.
+// The real node's kubelet ports in slot 0 (hostshare.go); another slot's are apart.
 const (
 	KubeletPort        = 10250
 	KubeletHealthzPort = 10248
@@ -28,7 +28,7 @@ const RealNodeLabel = "slipway.dev/real-node"
 // callers by client certificate (the API server's) or a token the API server reviews, asks
 // the API server to authorize them, and lets no anonymous caller in. failCgroupV1: false
 // runs it on a cgroup v1 host (deprecated; KEP-5573 will remove it).
-func kubeletConfig(p nodePaths, pki func(string) string, addr string, gates []string) string {
+func kubeletConfig(p nodePaths, pki func(string) string, addr string, share HostShare, gates []string) string {
 	var fg strings.Builder
 	if len(gates) > 0 {
 		names := append([]string(nil), gates...)
@@ -73,8 +73,17 @@ evictionHard:
   imagefs.available: 1%%
 imageGCHighThresholdPercent: 95
 imageGCLowThresholdPercent: 90
-%s`, addr, KubeletPort, KubeletHealthzPort, pki("kubelet-serving.crt"), pki("kubelet-serving.key"),
-		pki("node-ca.crt"), p.socket(), p.join("pod-logs"), RealNodeLabel, fg.String())
+%s%s`, addr, share.KubeletPort, share.HealthzPort, pki("kubelet-serving.crt"), pki("kubelet-serving.key"),
+		pki("node-ca.crt"), p.socket(), p.join("pod-logs"), RealNodeLabel, cgroupRootLine(share), fg.String())
+}
+
+// cgroupRootLine sets the kubelet's cgroupRoot outside slot 0, whose kubelet keeps the
+// default (kubepods at the root of each hierarchy).
+func cgroupRootLine(share HostShare) string {
+	if share.CgroupRoot == "" || share.CgroupRoot == "/" {
+		return ""
+	}
+	return "cgroupRoot: " + share.CgroupRoot + "\n"
 }
 
 // kubeletKubeconfig is the kubelet's credential: the node's client certificate
@@ -112,7 +121,7 @@ func kubeletArgs(p nodePaths, name string) []string {
 func (e *Env) startKubelet(p nodePaths, b nodeBinaries, n realNodeHost) error {
 	pki := func(f string) string { return filepath.Join(e.Dir, "pki", f) }
 	files := map[string]string{
-		p.join("kubelet.yaml"):       kubeletConfig(p, pki, n.addr.String(), e.FeatureGates),
+		p.join("kubelet.yaml"):       kubeletConfig(p, pki, n.addr.String(), *e.hostShare(), e.FeatureGates),
 		p.join("kubelet.kubeconfig"): kubeletKubeconfig(e.Server, pki),
 	}
 	for path, content := range files {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,17 +19,14 @@ import (
 // stopRealNode takes the real node of the cluster in dir down, leaving the machine as it was:
 // its pods deleted through the API server first (shims and containers outlive containerd),
 // the kubelet and containerd stopped, leftover shims and container processes killed, what
-// they mounted unmounted, the bridge deleted, ip_forward restored, the kubepods cgroups
-// removed, and the node's directory deleted. The machine-wide parts (bridge, cgroups,
-// ip_forward) are touched only when this cluster owns the machine's real node. It reports
-// whether there was a node to stop.
+// they mounted unmounted, then what the node made machine-wide and recorded (hostshare.go:
+// its bridge, its cgroups, ip_forward) undone, and the node's directory deleted. Nothing of
+// another environment's slot is touched. It reports whether there was a node to stop.
 func stopRealNode(dir, kubectl, kubeconfig string, progress io.Writer) bool {
 	p := nodePaths{dir: nodeDirFor(dir)}
 	if _, err := os.Stat(p.dir); err != nil {
 		return false
 	}
-	owner, _ := os.ReadFile(ownerFile)
-	owns := strings.TrimSpace(string(owner)) == dir
 	if name, err := os.ReadFile(p.join("node-name")); err == nil && kubectl != "" {
 		deleteNodePods(kubectl, kubeconfig, strings.TrimSpace(string(name)))
 	}
@@ -39,26 +35,18 @@ func stopRealNode(dir, kubectl, kubeconfig string, progress io.Writer) bool {
 			stopPID(pid, 10*time.Second)
 		}
 	}
-	if owns {
-		killCgroupProcs()
+	h, _ := loadHost(dir)
+	for _, m := range h.Made {
+		if m.Kind == madeCgroup {
+			killCgroupProcs(m.Name)
+		}
 	}
 	if pid, err := readPID(filepath.Join(dir, "pids", "containerd")); err == nil && alive(pid) && runsBinary(pid, "containerd") {
 		stopPID(pid, 10*time.Second)
 	}
 	killShims(p.socket())
 	left := unmountUnder(p.dir)
-	if owns {
-		if _, err := net.InterfaceByName(Bridge); err == nil {
-			if out, err := exec.Command("ip", "link", "delete", Bridge).CombinedOutput(); err != nil {
-				fmt.Fprintf(progress, "dev: warning: delete bridge %s: %v: %s\n", Bridge, err, strings.TrimSpace(string(out)))
-			}
-		}
-		if b, err := os.ReadFile(p.join("ip_forward")); err == nil {
-			_ = os.WriteFile("/proc/sys/net/ipv4/ip_forward", b, 0o644)
-		}
-		removeKubepodsCgroups()
-		_ = os.Remove(ownerFile)
-	}
+	undoHostKinds(dir, progress, madeBridge, madeIPForward, madeCgroup)
 	stopReaper(dir)
 	for _, name := range []string{"kubelet", "containerd"} {
 		_ = os.Remove(filepath.Join(dir, "pids", name))
@@ -108,47 +96,6 @@ func cgroupMounts() []string {
 		}
 	}
 	return out
-}
-
-// killCgroupProcs kills every process left in a kubepods cgroup: the containers of pods the
-// API server could not delete.
-func killCgroupProcs() {
-	for _, root := range cgroupMounts() {
-		_ = filepath.WalkDir(filepath.Join(root, "kubepods"), func(path string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
-				return nil
-			}
-			b, _ := os.ReadFile(filepath.Join(path, "cgroup.procs"))
-			for _, f := range strings.Fields(string(b)) {
-				if pid, err := strconv.Atoi(f); err == nil {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			return nil
-		})
-	}
-}
-
-// removeKubepodsCgroups removes the kubelet's kubepods cgroups from every hierarchy, the
-// deepest first (a cgroup goes only once it has no children and no processes).
-func removeKubepodsCgroups() {
-	deadline := time.Now().Add(5 * time.Second)
-	for _, root := range cgroupMounts() {
-		var dirs []string
-		_ = filepath.WalkDir(filepath.Join(root, "kubepods"), func(path string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, path)
-			}
-			return nil
-		})
-		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-		for _, d := range dirs {
-			// A killed process leaves its cgroup a moment later.
-			for syscall.Rmdir(d) == syscall.EBUSY && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
-	}
 }
 
 // unmountUnder unmounts every mount at or below dir, the deepest first, and returns the mount

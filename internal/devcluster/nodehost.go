@@ -72,6 +72,30 @@ func runcBuildable() bool {
 	return exec.Command("pkg-config", "--exists", "libseccomp").Run() == nil
 }
 
+// claimNodeHost records, before the node makes them, what it makes machine-wide: its bridge
+// (the CNI plugin makes it at the first pod), its cgroups and ip_forward turned on; and makes
+// the kubelet's cgroup root. In slot 0 it also writes ownerFile, which a slipway older than
+// the slots reads to find whose the bridge is.
+func (e *Env) claimNodeHost(p nodePaths) error {
+	h := e.hostShare()
+	fwd, err := os.ReadFile(p.join("ip_forward"))
+	if err != nil {
+		return err
+	}
+	for _, m := range []Made{{madeIPForward, strings.TrimSpace(string(fwd))}, {madeBridge, h.Bridge}, {madeCgroup, h.kubepods()}} {
+		if err := e.made(m); err != nil {
+			return err
+		}
+	}
+	if err := ensureCgroupRoot(h.CgroupRoot); err != nil {
+		return err
+	}
+	if h.Slot == 0 {
+		return os.WriteFile(ownerFile(), []byte(e.Dir+"\n"), 0o644)
+	}
+	return nil
+}
+
 // saveIPForward keeps net.ipv4.ip_forward as the node found it (the bridge plugin turns it
 // on), once, for dev down to restore.
 func saveIPForward(p nodePaths) error {

@@ -105,7 +105,7 @@ func (e *Env) startPostgres(ctx context.Context, dir, host string) error {
 	data := filepath.Join(dir, "data")
 	pass := filepath.Join(dir, "admin-password")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
-		if err := initPostgres(ctx, dir, data, pass); err != nil {
+		if err := initPostgres(ctx, dir, data, pass, e.hostShare().PodCIDR); err != nil {
 			return err
 		}
 	}
@@ -119,8 +119,8 @@ func (e *Env) startPostgres(ctx context.Context, dir, host string) error {
 	if err != nil {
 		return fmt.Errorf("dev environment: PostgreSQL: %w", err)
 	}
-	if host == BridgeGateway {
-		if err := ensureBridge(); err != nil {
+	if host == e.hostShare().Gateway {
+		if err := e.ensureBridge(); err != nil {
 			return err
 		}
 	}
@@ -155,7 +155,7 @@ func (e *Env) startPostgres(ctx context.Context, dir, host string) error {
 
 // initPostgres makes the cluster: the admin role with a random password (scram-sha-256 for
 // every TCP connection), and pods of the real node admitted beside loopback.
-func initPostgres(ctx context.Context, dir, data, pass string) error {
+func initPostgres(ctx context.Context, dir, data, pass, podCIDR string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func initPostgres(ctx context.Context, dir, data, pass string) error {
 		return err
 	}
 	defer f.Close()
-	_, err = fmt.Fprintf(f, "host all all %s scram-sha-256\n", PodCIDR)
+	_, err = fmt.Fprintf(f, "host all all %s scram-sha-256\n", podCIDR)
 	return err
 }
 

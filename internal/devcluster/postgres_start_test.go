@@ -19,6 +19,7 @@ func TestPostgresStartAcceptsSessions(t *testing.T) {
 	if _, err := postgresBin("postgres"); err != nil {
 		t.Fatalf("Debian's postgresql package (.ci/packages) is not installed: %v", err)
 	}
+	testRunDir(t) // its Env claims a slot: in a directory of the test's own
 	dir := t.TempDir()
 	for _, d := range []string{"pids", "logs"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {

@@ -18,8 +18,9 @@ import (
 // and runc, so that what kwok only scripts (a runtime refusing a pod spec, a probe, a user
 // namespace on a volume, a stop signal) happens for real. Its pods are real processes on this
 // machine. It needs root, user namespaces and cgroups; where it cannot run, dev up says why,
-// records it (Env.NoRealNode) and goes on with the kwok nodes alone. One per machine: its
-// ports, bridge and cgroups are machine-wide.
+// records it (Env.NoRealNode) and goes on with the kwok nodes alone. Its ports, bridge, pod
+// range and cgroups are machine-wide: each environment takes them from its slot
+// (hostshare.go), so a second environment's node runs beside the shared one's.
 
 // realNodeHost is where the real node runs: its name (this machine's host name, which the
 // API server dials first) and the loopback address that name resolves to, where the kubelet
@@ -37,12 +38,13 @@ type realNodePlan struct {
 	why  string
 }
 
-// ownerFile names, machine-wide, the data directory whose dev cluster has the real node.
-const ownerFile = "/run/slipway-dev/real-node"
+// ownerFile names, machine-wide, the data directory whose dev cluster has the real node of
+// slot 0 (hostshare.go): a slipway older than the slots reads it to find whose the bridge is.
+func ownerFile() string { return filepath.Join(runDir, "real-node") }
 
 // prepareRealNode checks that a real node can run here and builds its binaries (before the
 // cluster's lock, as the publishing parts are: a running cluster stays usable meanwhile).
-func prepareRealNode(ctx context.Context, dataDir string, progress io.Writer) *realNodePlan {
+func prepareRealNode(ctx context.Context, dataDir string, share HostShare, progress io.Writer) *realNodePlan {
 	p := &realNodePlan{}
 	if p.why = hostProblem(); p.why != "" {
 		return p
@@ -51,7 +53,7 @@ func prepareRealNode(ctx context.Context, dataDir string, progress io.Writer) *r
 		return p
 	}
 	if !nodeRunning(dataDir) {
-		if p.why = portsTaken(dataDir, ownerFile, KubeletPort, KubeletHealthzPort); p.why != "" {
+		if p.why = portsTaken(share, share.KubeletPort, share.HealthzPort); p.why != "" {
 			return p
 		}
 	}
@@ -103,19 +105,16 @@ func nodeHost() (realNodeHost, string) {
 	return realNodeHost{}, fmt.Sprintf("host name %s resolves to %v, no loopback address (map it to 127.0.0.1 in /etc/hosts): the kubelet listens on loopback only", name, addrs)
 }
 
-// portsTaken says which dev cluster (named in owner) holds the kubelet's ports, "" when they
-// are free.
-func portsTaken(dataDir, owner string, ports ...int) string {
+// portsTaken says which of the kubelet's ports (its slot's, share) another program holds, ""
+// when they are free.
+func portsTaken(share HostShare, ports ...int) string {
 	for _, port := range ports {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			l.Close()
 			continue
 		}
-		if b, err := os.ReadFile(owner); err == nil && strings.TrimSpace(string(b)) != dataDir {
-			return fmt.Sprintf("the dev cluster in %s has this machine's real node (kubelet port %d is taken); one real node per machine", strings.TrimSpace(string(b)), port)
-		}
-		return fmt.Sprintf("kubelet port %d on 127.0.0.1 is taken by another program; one real node per machine", port)
+		return fmt.Sprintf("kubelet port %d on 127.0.0.1 (this environment's slot %d) is taken by another program", port, share.Slot)
 	}
 	return ""
 }
@@ -219,7 +218,7 @@ func (e *Env) startRealNode(ctx context.Context, plan *realNodePlan, progress io
 	if err := os.WriteFile(p.join("node-name"), []byte(h.name+"\n"), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(ownerFile, []byte(e.Dir+"\n"), 0o644); err != nil {
+	if err := e.claimNodeHost(p); err != nil {
 		return err
 	}
 	if err := e.ensureReaper(plan.bins.volumes); err != nil {

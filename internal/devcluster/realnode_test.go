@@ -19,7 +19,7 @@ func TestKubeletConfig(t *testing.T) {
 	p := nodePaths{dir: "/run/slipway-dev/x"}
 	pki := func(f string) string { return "/data/pki/" + f }
 	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(kubeletConfig(p, pki, "127.0.0.1", []string{"ContainerStopSignals=true"})), &cfg); err != nil {
+	if err := yaml.Unmarshal([]byte(kubeletConfig(p, pki, "127.0.0.1", slotShare(0), []string{"ContainerStopSignals=true"})), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	get := func(path string) any {
@@ -218,8 +218,7 @@ func TestUnescapeMount(t *testing.T) {
 	}
 }
 
-// A second cluster is told which cluster has the machine's real node, or that another program
-// holds the kubelet's port.
+// A second cluster is told that another program holds its slot's kubelet port.
 func TestPortsTaken(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -227,18 +226,11 @@ func TestPortsTaken(t *testing.T) {
 	}
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
-	owner := filepath.Join(t.TempDir(), "real-node")
-	if got := portsTaken("/mine", owner, port); !strings.Contains(got, "taken by another program") {
-		t.Errorf("without an owner: %q, want another program named", got)
-	}
-	if err := os.WriteFile(owner, []byte("/theirs\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := portsTaken("/mine", owner, port); !strings.Contains(got, "the dev cluster in /theirs has this machine's real node") {
-		t.Errorf("with an owner: %q, want the owner's cluster named", got)
+	if got := portsTaken(slotShare(3), port); !strings.Contains(got, "taken by another program") || !strings.Contains(got, "slot 3") {
+		t.Errorf("taken: %q, want another program and the slot named", got)
 	}
 	l.Close()
-	if got := portsTaken("/mine", owner, port); got != "" {
+	if got := portsTaken(slotShare(3), port); got != "" {
 		t.Errorf("free port: %q, want none", got)
 	}
 }

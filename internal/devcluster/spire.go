@@ -155,8 +155,8 @@ func (e *Env) ensureSpire(ctx context.Context, bin string, progress io.Writer) e
 	return nil
 }
 
-// stopSpire stops the SPIRE server and the sshd of dir and removes the server's address; it
-// reports whether it stopped anything.
+// stopSpire stops the SPIRE server and the sshd of dir and removes the server's address when
+// this environment put it on lo (hostshare.go); it reports whether it stopped anything.
 func stopSpire(dir string) bool {
 	stopped := false
 	for _, p := range []string{sshdProc, spireServerProc} {
@@ -167,12 +167,7 @@ func stopSpire(dir string) bool {
 		}
 		_ = os.Remove(pidFile)
 	}
-	if b, err := os.ReadFile(filepath.Join(spireDir(dir), "spire.json")); err == nil {
-		var s Spire
-		if json.Unmarshal(b, &s) == nil {
-			dropSpireAddr(s.Addr)
-		}
-	}
+	undoHostKinds(dir, io.Discard, madeLoAddr)
 	return stopped
 }
 

@@ -18,8 +18,9 @@ import (
 	"time"
 )
 
-// SpireHostAddr is the address the SPIRE server listens on: one of TEST-NET-2 (RFC 5737),
-// added to the loopback interface as a /32. The host reaches it as its own; the real node's
+// SpireHostAddr is the address the SPIRE server listens on in slot 0 (hostshare.go; another
+// slot's is HostShare.SpireAddr): one of TEST-NET-2 (RFC 5737), added to the loopback
+// interface as a /32. The host reaches it as its own; the real node's
 // pods through their default route, the bridge's gateway (containerd.go), which delivers a
 // packet for any of the host's addresses. Neither 127.0.0.1 (a pod's own loopback) nor the
 // gateway's address (the bridge comes and goes with the real node) serves both.
@@ -89,7 +90,7 @@ func spireSocket(d string) string {
 // signals it, and waits for it to answer.
 func (e *Env) startSpireServer(ctx context.Context, bin string, s *Spire, progress io.Writer) error {
 	d := spireDir(e.Dir)
-	host, err := ensureSpireAddr(progress)
+	host, err := e.ensureSpireAddr(progress)
 	if err != nil {
 		return err
 	}
@@ -187,29 +188,25 @@ func spireCLI(ctx context.Context, bin string, out io.Writer, args ...string) er
 	return nil
 }
 
-// ensureSpireAddr puts SpireHostAddr on the loopback interface unless it is there, and returns
-// it; without root (or ip) it returns 127.0.0.1 and says that pods cannot reach the server.
-func ensureSpireAddr(progress io.Writer) (string, error) {
-	if hasAddr(SpireHostAddr) {
-		return SpireHostAddr, nil
+// ensureSpireAddr puts the slot's SPIRE address on the loopback interface unless it is there
+// (recorded as this environment's first), and returns it; without root (or ip) it returns
+// 127.0.0.1 and says that pods cannot reach the server.
+func (e *Env) ensureSpireAddr(progress io.Writer) (string, error) {
+	addr := e.hostShare().SpireAddr
+	if hasAddr(addr) {
+		return addr, e.made(Made{madeLoAddr, addr})
 	}
 	if os.Geteuid() != 0 {
 		fmt.Fprintf(progress, "dev: warning: not root, so the SPIRE server listens on 127.0.0.1, which the real node's pods cannot reach\n")
 		return "127.0.0.1", nil
 	}
-	if out, err := exec.Command("ip", "addr", "add", SpireHostAddr+"/32", "dev", "lo").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("dev cluster: spire: add %s to lo: %w: %s", SpireHostAddr, err, strings.TrimSpace(string(out)))
+	if err := e.made(Made{madeLoAddr, addr}); err != nil {
+		return "", err
 	}
-	return SpireHostAddr, nil
-}
-
-// dropSpireAddr removes SpireHostAddr from the loopback interface when addr is on it.
-func dropSpireAddr(addr string) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || host != SpireHostAddr || !hasAddr(SpireHostAddr) {
-		return
+	if out, err := exec.Command("ip", "addr", "add", addr+"/32", "dev", "lo").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("dev cluster: spire: add %s to lo: %w: %s", addr, err, strings.TrimSpace(string(out)))
 	}
-	_ = exec.Command("ip", "addr", "del", SpireHostAddr+"/32", "dev", "lo").Run()
+	return addr, nil
 }
 
 func hasAddr(ip string) bool {

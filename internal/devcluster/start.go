@@ -22,6 +22,9 @@ func (e *Env) start(ctx context.Context, stagesDir string, progress io.Writer) (
 			return fmt.Errorf("dev cluster: %w", err)
 		}
 	}
+	if err := e.saveHost(); err != nil {
+		return err
+	}
 	if err := writePKI(e.Dir); err != nil {
 		return fmt.Errorf("dev cluster: certificates: %w", err)
 	}

@@ -37,8 +37,9 @@ const (
 	secretsProc     = "openbao" // pids/openbao, logs/openbao.log
 )
 
-// BridgeGateway is the real node's bridge address (the first of PodCIDR): the pods' gateway,
-// and so the host address every pod on the real node reaches.
+// BridgeGateway is the real node's bridge address in slot 0 (the first of PodCIDR; another
+// slot's is HostShare.Gateway): the pods' gateway, and so the host address every pod on the
+// real node reaches.
 var BridgeGateway = func() string {
 	_, n, err := net.ParseCIDR(PodCIDR)
 	if err != nil {
@@ -52,7 +53,7 @@ var BridgeGateway = func() string {
 // address the host and that node's pods both reach; on loopback otherwise.
 func (e *Env) secretsHost() string {
 	if e.RealNode != "" {
-		return BridgeGateway
+		return e.hostShare().Gateway
 	}
 	return "127.0.0.1"
 }
@@ -82,8 +83,8 @@ func (e *Env) ensureSecrets(ctx context.Context, bin string, progress io.Writer)
 		stopPID(pid, 10*time.Second)
 	}
 	start := time.Now()
-	if host == BridgeGateway {
-		if err := ensureBridge(); err != nil {
+	if host == e.hostShare().Gateway {
+		if err := e.ensureBridge(); err != nil {
 			return err
 		}
 	}
@@ -94,7 +95,7 @@ func (e *Env) ensureSecrets(ctx context.Context, bin string, progress io.Writer)
 	if err := e.secretsPorts(); err != nil {
 		return err
 	}
-	if err := writeSecretsTLS(dir); err != nil {
+	if err := writeSecretsTLS(dir, e.hostShare().Gateway); err != nil {
 		return fmt.Errorf("dev environment: secrets server: certificate: %w", err)
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(e.Ports[secretsProc]))
@@ -162,8 +163,8 @@ ui            = false
 }
 
 // writeSecretsTLS makes, once, a CA of the secrets server's own and its serving certificate
-// for the bridge address and loopback (the server may move from one to the other).
-func writeSecretsTLS(dir string) error {
+// for the bridge address (gateway) and loopback (the server may move from one to the other).
+func writeSecretsTLS(dir, gateway string) error {
 	if _, err := os.Stat(filepath.Join(dir, "tls.key")); err == nil {
 		return nil
 	}
@@ -182,7 +183,7 @@ func writeSecretsTLS(dir string) error {
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP(BridgeGateway), net.ParseIP("127.0.0.1")},
+		IPAddresses: []net.IP{net.ParseIP(gateway), net.ParseIP("127.0.0.1")},
 	})
 	if err != nil {
 		return err
@@ -205,22 +206,27 @@ func writeSecretsTLS(dir string) error {
 
 // ensureBridge makes the real node's bridge with its gateway address when the CNI plugin has
 // not made it yet (it does at the node's first pod), so the server can listen there before any
-// pod runs. The plugin takes over a bridge that has its address; the node's stop deletes it.
-func ensureBridge() error {
-	if ifc, err := net.InterfaceByName(Bridge); err == nil {
+// pod runs. The plugin takes over a bridge that has its address; the node's stop deletes it
+// (it is recorded as this environment's first).
+func (e *Env) ensureBridge() error {
+	h := e.hostShare()
+	if ifc, err := net.InterfaceByName(h.Bridge); err == nil {
 		addrs, _ := ifc.Addrs()
 		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.String() == BridgeGateway && ifc.Flags&net.FlagUp != 0 {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.String() == h.Gateway && ifc.Flags&net.FlagUp != 0 {
 				return nil
 			}
 		}
 	}
-	_, n, _ := net.ParseCIDR(PodCIDR)
+	if err := e.made(Made{madeBridge, h.Bridge}); err != nil {
+		return err
+	}
+	_, n, _ := net.ParseCIDR(h.PodCIDR)
 	ones, _ := n.Mask.Size()
 	for _, args := range [][]string{
-		{"link", "add", "name", Bridge, "type", "bridge"},
-		{"addr", "replace", BridgeGateway + "/" + strconv.Itoa(ones), "dev", Bridge},
-		{"link", "set", Bridge, "up"},
+		{"link", "add", "name", h.Bridge, "type", "bridge"},
+		{"addr", "replace", h.Gateway + "/" + strconv.Itoa(ones), "dev", h.Bridge},
+		{"link", "set", h.Bridge, "up"},
 	} {
 		out, err := exec.Command("ip", args...).CombinedOutput()
 		if err != nil && !(args[1] == "add" && strings.Contains(string(out), "File exists")) {

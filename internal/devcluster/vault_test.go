@@ -55,7 +55,7 @@ func TestBridgeGateway(t *testing.T) {
 // readable by their owner only, the CA certificate by all.
 func TestSecretsTLS(t *testing.T) {
 	dir := t.TempDir()
-	if err := writeSecretsTLS(dir); err != nil {
+	if err := writeSecretsTLS(dir, BridgeGateway); err != nil {
 		t.Fatal(err)
 	}
 	for name, mode := range map[string]os.FileMode{"ca.crt": 0o644, "tls.crt": 0o600, "tls.key": 0o600} {

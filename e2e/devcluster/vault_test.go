@@ -93,7 +93,7 @@ func TestSecretsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodeName := realNode(t, env)
-	if want := "https://" + devcluster.BridgeGateway + ":"; !strings.HasPrefix(env.OpenBaoAddr, want) {
+	if want := "https://" + env.HostShare().Gateway + ":"; !strings.HasPrefix(env.OpenBaoAddr, want) {
 		t.Errorf("OpenBaoAddr = %s, want %s<port>: the address the real node's pods reach", env.OpenBaoAddr, want)
 	}
 	st, err := os.Stat(env.OpenBaoTokenFile)
