@@ -62,7 +62,7 @@ type Lane struct {
 	// Recorded is the state's record of the lane (Recorded), nil when it has none: its
 	// databases are those last applied with protect, which still stop their removal.
 	Recorded *spec.Central
-	Identity string        // the deployment's identity (spec.Group.Name)
+	Identity string // the deployment's identity (spec.Group.Name)
 	PG       Postgres
 	Bao      OpenBao
 	// Value reads a KV entry's value from its file or variable (not for a generated one).
