@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
 )
 
 // ProtectedError is destroy refused by a protected database (central.databases.<db>.protect),
@@ -53,7 +54,12 @@ func (l *Lane) PlanDestroy(ctx context.Context, keepClaims bool) (*Planned, erro
 	}
 	if len(protected) > 0 {
 		slices.Sort(protected)
-		return nil, &ProtectedError{Databases: protected}
+		// Protected by the state's record alone: the file has it no more, and the words say so.
+		// (l.Central is the record itself in the lane of a file without `central:`.)
+		removed := l.Central == l.Recorded || slices.ContainsFunc(protected, func(n string) bool {
+			return !slices.ContainsFunc(l.Central.Databases, func(db spec.CentralDatabase) bool { return l.name(db.Key) == n })
+		})
+		return nil, &ProtectedError{Databases: protected, Removed: removed}
 	}
 	for n, r := range roles {
 		if r.Comment != l.mark() || keep[n] {

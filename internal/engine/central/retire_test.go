@@ -83,6 +83,9 @@ func TestRetireProtected(t *testing.T) {
 	if _, err := recordedLane(t, "shop", pg, b, "orders").PlanRetire(ctx, false); !errors.As(err, &pe) || !pe.Removed {
 		t.Fatalf("plan without central: of a protected database: %v", err)
 	}
+	if _, err := recordedLane(t, "shop", pg, b, "orders").PlanDestroy(ctx, false); !errors.As(err, &pe) || !pe.Removed {
+		t.Fatalf("destroy without central: of a protected database: %v", err)
+	}
 	dropped := testCentral()
 	dropped.Databases = nil
 	l := testLane(dropped, "shop", pg, b)
