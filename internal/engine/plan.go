@@ -118,7 +118,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	} else if p.Spire, err = e.spireLeftovers(ctx, t); err != nil {
 		return nil, err
 	}
-	if err := e.planCentral(ctx, t, p); err != nil {
+	if err := e.planCentral(ctx, t, doc, p); err != nil {
 		return nil, err
 	}
 	if err := e.amend(ctx, pr, p); err != nil {

@@ -45,6 +45,9 @@ type Document struct {
 	// (spire.go): written before the lane changes anything, dropped once their parts are
 	// retired, so that they go even when the file no longer names them.
 	Spire []SpireRecord `json:"spire,omitempty"`
+	// Central is where the deployment's central lane made its objects (central.go): written
+	// before the lane makes any, dropped once they are gone.
+	Central *CentralRecord `json:"central,omitempty"`
 }
 
 // NodeState is what slipway applied for one node.

@@ -98,6 +98,10 @@ func (l *Lane) remove(ctx context.Context, c plan.CentralChange) error {
 		}
 		return l.Bao.Delete(ctx, l.staticRolePath(c.Name))
 	case plan.CentralDatabase:
+		// A saved plan is a file anyone may edit: a protected database is never dropped.
+		if l.protected(c.Name) {
+			return &ProtectedError{Databases: []string{c.Name}}
+		}
 		have, err := l.PG.Databases(ctx, []string{c.Name}, l.mark())
 		if err != nil {
 			return err

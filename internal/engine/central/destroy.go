@@ -7,12 +7,20 @@ import (
 	"strings"
 
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/spec"
 )
 
-// ProtectedError is destroy refused by a protected database (central.databases.<db>.protect).
-type ProtectedError struct{ Databases []string }
+// ProtectedError is destroy refused by a protected database (central.databases.<db>.protect),
+// or, Removed, the removal of one the file no longer has and the state records protected.
+type ProtectedError struct {
+	Databases []string
+	Removed   bool
+}
 
 func (e *ProtectedError) Error() string {
+	if e.Removed {
+		return fmt.Sprintf("central: database(s) %s are no longer in the file but were last applied with protect (the state records central.databases.<database>.protect): slipway removes none of the central objects; put them back with protect unset and apply, then remove them, or apply with --keep-claims, which keeps the databases", strings.Join(e.Databases, ", "))
+	}
 	return fmt.Sprintf("central: database(s) %s are protected (central.databases.<database>.protect): destroy refuses and removes nothing; unset protect and apply, or destroy with --keep-claims, which keeps the databases", strings.Join(e.Databases, ", "))
 }
 
@@ -46,7 +54,12 @@ func (l *Lane) PlanDestroy(ctx context.Context, keepClaims bool) (*Planned, erro
 	}
 	if len(protected) > 0 {
 		slices.Sort(protected)
-		return nil, &ProtectedError{Databases: protected}
+		// Protected by the state's record alone: the file has it no more, and the words say so.
+		// (l.Central is the record itself in the lane of a file without `central:`.)
+		removed := l.Central == l.Recorded || slices.ContainsFunc(protected, func(n string) bool {
+			return !slices.ContainsFunc(l.Central.Databases, func(db spec.CentralDatabase) bool { return l.name(db.Key) == n })
+		})
+		return nil, &ProtectedError{Databases: protected, Removed: removed}
 	}
 	for n, r := range roles {
 		if r.Comment != l.mark() || keep[n] {
@@ -87,12 +100,14 @@ func (l *Lane) PlanDestroy(ctx context.Context, keepClaims bool) (*Planned, erro
 	return p, nil
 }
 
-// protected reports whether the file protects the database of that name.
+// protected reports whether the database of that name is protected: as the file says (so
+// unsetting protect and applying lifts it), a database the file no longer has as the state
+// records it last applied.
 func (l *Lane) protected(name string) bool {
 	for _, db := range l.Central.Databases {
-		if db.Protect && l.name(db.Key) == name {
-			return true
+		if l.name(db.Key) == name {
+			return db.Protect
 		}
 	}
-	return false
+	return l.recordedProtected(name)
 }

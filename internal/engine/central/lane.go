@@ -56,8 +56,13 @@ type OpenBao interface {
 
 // Lane is one deployment's central objects.
 type Lane struct {
-	Central  *spec.Central // nil in a destroy of a file without the section: nothing is wanted
-	Identity string        // the deployment's identity (spec.Group.Name)
+	// Central is what the file wants; a lane the file no longer has is built on the state's
+	// record (Recorded), with no objects.
+	Central *spec.Central
+	// Recorded is the state's record of the lane (Recorded), nil when it has none: its
+	// databases are those last applied with protect, which still stop their removal.
+	Recorded *spec.Central
+	Identity string // the deployment's identity (spec.Group.Name)
 	PG       Postgres
 	Bao      OpenBao
 	// Value reads a KV entry's value from its file or variable (not for a generated one).
@@ -211,6 +216,9 @@ func (l *Lane) planDatabases(ctx context.Context, have map[string]Database, role
 		case d.Owner != owner:
 			p.add(plan.CentralDatabase, db.Key, n, plan.Update, "owner "+d.Owner+" → "+owner)
 		}
+		if ok {
+			l.recordedProtect(db, p)
+		}
 		if len(db.Extensions) == 0 {
 			continue
 		}
@@ -227,6 +235,7 @@ func (l *Lane) planDatabases(ctx context.Context, have map[string]Database, role
 			}
 		}
 	}
+	var protected []string
 	for n, d := range have {
 		if d.Comment != l.mark() || slices.ContainsFunc(l.Central.Databases, func(db spec.CentralDatabase) bool { return l.name(db.Key) == n }) {
 			continue
@@ -236,7 +245,15 @@ func (l *Lane) planDatabases(ctx context.Context, have map[string]Database, role
 			p.Changes = slices.DeleteFunc(p.Changes, func(c plan.CentralChange) bool { return c.Action == plan.Delete && c.Name == d.Owner })
 			continue
 		}
+		if l.recordedProtected(n) {
+			protected = append(protected, n)
+			continue
+		}
 		p.add(plan.CentralDatabase, "", n, plan.Delete, "no longer in the file: its data is lost")
+	}
+	if len(protected) > 0 {
+		slices.Sort(protected)
+		return &ProtectedError{Databases: protected, Removed: true}
 	}
 	return nil
 }
