@@ -96,7 +96,7 @@ func (e *Engine) applyCentral(ctx context.Context, r *run, st plan.Step) error {
 		return fmt.Errorf("group %s: %w", r.t.Group.Name, err)
 	}
 	if r.t.Group.Central == nil && !r.t.KeepClaims {
-		return r.rec.update(ctx, "after the central objects were removed", func(d *state.Document) { d.Central = nil })
+		return r.rec.Update(ctx, "after the central objects were removed", func(d *state.Document) { d.Central = nil })
 	}
 	return nil
 }
@@ -113,7 +113,7 @@ func (r *recorder) recordCentral(ctx context.Context, c *spec.Central) error {
 		have.KVMount == want.KVMount && slices.Equal(have.Protected, want.Protected) {
 		return nil
 	}
-	return r.update(ctx, "before the central lane makes its objects", func(d *state.Document) { d.Central = want })
+	return r.Update(ctx, "before the central lane makes its objects", func(d *state.Document) { d.Central = want })
 }
 
 // planDestroyCentral is what destroy removes of the lane, into p; a protected database
