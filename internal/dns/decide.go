@@ -15,6 +15,10 @@ const (
 	Update   Action = "update"   // ours, with other values, TTL or node
 	Delete   Action = "delete"   // ours, no longer wanted: retired
 	Conflict Action = "conflict" // records at the name that are not ours: never touched
+	// Adopt: the set is owned under an earlier key of the deployment (an owner Decide was
+	// told it adopts): the owner TXT is rewritten to the deployment's, and the records are
+	// left as they are when they are the wanted ones (else replaced, as Update does).
+	Adopt Action = "adopt"
 )
 
 // Seen is what the server holds for one set: the owner TXT's texts, and the records at the
@@ -64,9 +68,17 @@ func (e *ConflictError) Error() string {
 
 // Decide says what set needs, given what the server holds (seen) and owner (Owner). want
 // nil means the set is no longer wanted: it is retired when it is ours. A conflict comes
-// with its ConflictError.
-func Decide(want *Set, name string, kind Kind, seen Seen, owner string) (Action, *ConflictError) {
+// with its ConflictError. adopts are owners the deployment had under an earlier release's
+// key (issue 46): a set one of them owns is the deployment's, Adopt when wanted (its owner
+// TXT is rewritten), Delete when not; any other owner stays a conflict.
+func Decide(want *Set, name string, kind Kind, seen Seen, owner string, adopts ...string) (Action, *ConflictError) {
 	ours, found := owned(seen.Owner, owner)
+	adopted := false
+	for _, from := range adopts {
+		if o, _ := owned(seen.Owner, from); !ours && from != "" && o {
+			ours, adopted = true, true
+		}
+	}
 	conflict := func() (Action, *ConflictError) {
 		ce := &ConflictError{Name: name, Kind: kind, Records: seen.Records}
 		if len(seen.Owner) > 0 {
@@ -98,10 +110,35 @@ func Decide(want *Set, name string, kind Kind, seen Seen, owner string) (Action,
 	case !ours:
 		return conflict()
 	}
-	if seen.Owner[0] != want.OwnerTextOf(owner) || !slices.Equal(records, want.Records()) {
+	switch {
+	case adopted:
+		return Adopt, nil
+	case seen.Owner[0] != want.OwnerTextOf(owner) || !slices.Equal(records, want.Records()):
 		return Update, nil
 	}
 	return None, nil
+}
+
+// AdoptedOwner is the owner that the owner TXT of seen names (an Adopt: the earlier key's).
+func AdoptedOwner(seen Seen) string {
+	if len(seen.Owner) != 1 {
+		return ""
+	}
+	o, _, _ := parseOwner(seen.Owner[0])
+	return o
+}
+
+// holds reports whether seen holds exactly s's records (for the SPF, slipway's one).
+func (s Set) holds(seen Seen) bool {
+	records := seen.Records
+	if s.Kind == KindSPF {
+		mine, _, ok := splitSPF(seen)
+		if !ok {
+			return false
+		}
+		records = mine
+	}
+	return slices.Equal(records, s.Records())
 }
 
 // owned reports whether texts (the owner TXT's) say owner owns the set, and whether there is

@@ -9,7 +9,7 @@ import (
 )
 
 func TestDecide(t *testing.T) {
-	const owner = "g/ns@uid-1"
+	const owner, adopts = "g/ns@uid-1", "g-front/ns@uid-1"
 	web := &Set{Name: "web.dev.test", Kind: KindAddress, Values: []string{"192.0.2.1"}, TTL: 300, Node: "web"}
 	a := func(ip string, ttl uint32) Record { return Record{Type: "A", Value: ip, TTL: ttl} }
 	ours := []string{OwnerText(owner, "web")}
@@ -33,9 +33,14 @@ func TestDecide(t *testing.T) {
 		{"retire ours", nil, Seen{Owner: ours, Records: []Record{a("192.0.2.1", 300)}}, Delete, false},
 		{"retire what is gone", nil, Seen{}, None, false},
 		{"retire another's: left alone", nil, Seen{Owner: []string{OwnerText("other/ns@uid-1", "web")}}, None, false},
+		{"the adopted key's, equal: adopt", web, Seen{Owner: []string{OwnerText(adopts, "web")}, Records: []Record{a("192.0.2.1", 300)}}, Adopt, false},
+		{"the adopted key's, other address: adopt", web, Seen{Owner: []string{OwnerText(adopts, "web")}, Records: []Record{a("192.0.2.9", 300)}}, Adopt, false},
+		{"retire the adopted key's", nil, Seen{Owner: []string{OwnerText(adopts, "web")}, Records: []Record{a("192.0.2.1", 300)}}, Delete, false},
+		{"the adopted key's beside another text: conflict", web, Seen{Owner: []string{OwnerText(adopts, "web"), "x"}}, Conflict, true},
+		{"the adopted key in another namespace: conflict", web, Seen{Owner: []string{OwnerText("g-front/other@uid-1", "web")}}, Conflict, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, ce := Decide(c.want, "web.dev.test", KindAddress, c.seen, owner)
+			got, ce := Decide(c.want, "web.dev.test", KindAddress, c.seen, owner, "", adopts)
 			if got != c.action || (ce != nil) != c.conflict {
 				t.Fatalf("Decide = %q, %v; want %q (conflict %t)", got, ce, c.action, c.conflict)
 			}
@@ -139,5 +144,45 @@ func TestSetRecords(t *testing.T) {
 		if diff := cmp.Diff(c.want, c.set.Records()); diff != "" {
 			t.Errorf("records of %v (-want +got):\n%s", c.set.Values, diff)
 		}
+	}
+}
+
+// An adopt's UPDATE: the old owner TXT as its prerequisite, and only the owner TXT replaced
+// while the records are the wanted ones (else they are replaced too, as an update).
+func TestAdoptMessage(t *testing.T) {
+	const old, owner = "g-front/ns@uid-1", "g.front/ns@uid-1"
+	web := Set{Name: "web.dev.test", Kind: KindAddress, Values: []string{"192.0.2.1"}, TTL: 300, Node: "web"}
+	seen := Seen{Owner: []string{OwnerText(old, "web")}, Records: web.Records()}
+	c := &Client{}
+	m, err := c.message("dev.test.", Change{Action: Adopt, Set: web, Seen: seen, Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := func(rrs []mdns.RR) []string {
+		var out []string
+		for _, rr := range rrs {
+			out = append(out, strings.ReplaceAll(rr.String(), "\t", " "))
+		}
+		return out
+	}
+	wantPre := []string{`_slipway.web.dev.test. 0 IN TXT "heritage=slipway,owner=g-front/ns@uid-1,node=web"`}
+	wantUpd := []string{
+		"_slipway.web.dev.test. 0 CLASS255 TXT ", // the owner TXT set removed (class ANY)
+		`_slipway.web.dev.test. 300 IN TXT "heritage=slipway,owner=g.front/ns@uid-1,node=web"`,
+	}
+	if d := cmp.Diff(wantPre, texts(m.Answer)); d != "" {
+		t.Errorf("prerequisites (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(wantUpd, texts(m.Ns)); d != "" {
+		t.Errorf("updates (-want +got):\n%s", d)
+	}
+	moved := web
+	moved.Values = []string{"192.0.2.9"}
+	m, err = c.message("dev.test.", Change{Action: Adopt, Set: moved, Seen: seen, Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(m.Ns); len(got) != 6 || !strings.Contains(strings.Join(got, "\n"), "A 192.0.2.9") {
+		t.Errorf("adopt with another address: updates %q; want the records replaced too", got)
 	}
 }

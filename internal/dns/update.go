@@ -18,7 +18,10 @@ type Change struct {
 
 // Apply sends c as one signed UPDATE whose prerequisites make it safe: a create only while
 // the name holds neither an owner TXT nor records of the set's types, an update or delete
-// only while the owner TXT is exactly the one read (ours). A prerequisite that fails is a
+// only while the owner TXT is exactly the one read (ours). An adopt is an update that, while
+// the records are the wanted ones, rewrites only the owner TXT (the records stay as they
+// are, never deleted and made again), under the same prerequisite: the earlier owner's TXT is
+// still there, so a set someone else took meanwhile is not taken from them. A prerequisite that fails is a
 // *ConflictError with Changed set. None and Conflict send nothing.
 func (c *Client) Apply(ctx context.Context, ch Change) error {
 	if ch.Action == None || ch.Action == Conflict {
@@ -63,6 +66,22 @@ func (c *Client) message(zone string, ch Change) (*mdns.Msg, error) {
 		if s.Kind != KindSPF { // the apex's TXT set holds others' values beside the SPF
 			m.RRsetNotUsed(typed(s.Name, s.Kind.Types()))
 		}
+	case Adopt:
+		if len(ch.Seen.Owner) != 1 {
+			return nil, &ConflictError{Name: s.Name, Kind: s.Kind, Records: ch.Seen.Records}
+		}
+		if !s.holds(ch.Seen) {
+			return c.message(zone, Change{Action: Update, Set: s, Seen: ch.Seen, Owner: ch.Owner})
+		}
+		m.Used([]mdns.RR{&mdns.TXT{Hdr: ownerType.Hdr, Txt: splitTXT(ch.Seen.Owner[0])}})
+		m.RemoveRRset([]mdns.RR{ownerType})
+		owner := Record{Type: "TXT", Value: s.OwnerTextOf(ch.Owner), TTL: s.TTL}
+		orr, err := owner.rr(s.OwnerName())
+		if err != nil {
+			return nil, err
+		}
+		m.Insert([]mdns.RR{orr})
+		return m, nil
 	case Update, Delete:
 		if len(ch.Seen.Owner) != 1 {
 			return nil, &ConflictError{Name: s.Name, Kind: s.Kind, Records: ch.Seen.Records}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -84,7 +86,7 @@ func writtenFor(doc *state.Document, t Target) bool {
 // its group, its lineage kept (which marks it a copy) and its serial raised by the write.
 func (a *adoption) adoptedDoc(key string) *state.Document {
 	d := *a.doc
-	d.Group = key
+	d.Group, d.AdoptedFrom = key, a.from
 	d.Serial++
 	return &d
 }
@@ -182,7 +184,7 @@ func (e *Engine) adopt(ctx context.Context, t Target) (Target, error) {
 	}
 	if cur == nil {
 		d := *a.doc
-		d.Group = t.Group.Name
+		d.Group, d.AdoptedFrom = t.Group.Name, a.from
 		if err := t.Store.Write(ctx, &d); err != nil {
 			return t, fmt.Errorf("%s: adopt the state of key %s: %w", t.Group.Ident(), a.from, err)
 		}
@@ -246,4 +248,28 @@ func (e *Engine) listOwn(ctx context.Context, t Target) (map[plan.Key]*unstructu
 		}
 	}
 	return live, nil
+}
+
+// dnsAdopts is the owner of the earlier release's key that it's set may still carry and
+// that t takes over (dns.Decide's adopts), "" for none: t adopts that key now (a plan before
+// apply), or its state was adopted from it, and the state lists the set (the earlier release
+// listed a set before it published it). owner is t's own, `<key>/<namespace>@<cluster UID>`.
+func dnsAdopts(t Target, doc *state.Document, it dnsItem, owner string) string {
+	key := ""
+	switch {
+	case t.adopt != nil:
+		key = t.adopt.from
+	case doc != nil && doc.AdoptedFrom != "" && doc.AdoptedFrom == t.Group.Ident().LegacyKey():
+		key = doc.AdoptedFrom
+	}
+	_, uid, ok := strings.Cut(owner, "@")
+	if key == "" || !ok || doc == nil {
+		return ""
+	}
+	for _, ns := range doc.Nodes {
+		if slices.ContainsFunc(ns.DNS, func(r state.DNSRecord) bool { return r.Name == it.name && r.Kind == string(it.kind) }) {
+			return dns.Owner(key, t.Namespace, uid)
+		}
+	}
+	return ""
 }

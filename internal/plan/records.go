@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,10 @@ type RecordChange struct {
 	// Unknown: the node's address is known after apply (its load balancer gives it one).
 	Unknown bool   `json:"unknown,omitempty"`
 	Reason  string `json:"reason,omitempty"` // a conflict: what holds the name
+	// Adopted is the owner of an earlier release's key that the records carry (issue 46), and
+	// Owner the deployment's, which apply writes in its place (an update).
+	Adopted string `json:"adopted,omitempty"`
+	Owner   string `json:"owner,omitempty"`
 }
 
 // KnownAfterApply is how a plan shows an address it does not know yet.
@@ -31,6 +36,10 @@ func (r RecordChange) String() string {
 	switch {
 	case r.Action == Conflict:
 		return what + ": " + r.Reason
+	case r.Adopted != "" && slices.Equal(r.Old, r.New):
+		return fmt.Sprintf("%s: %s kept, adopted: owner %s -> %s", what, strings.Join(r.Old, ", "), r.Adopted, r.Owner)
+	case r.Adopted != "":
+		return fmt.Sprintf("%s: %s -> %s, adopted: owner %s -> %s", what, strings.Join(r.Old, ", "), strings.Join(r.New, ", "), r.Adopted, r.Owner)
 	case r.Action == Delete:
 		return what + ": " + strings.Join(r.Old, ", ")
 	case r.Unknown:

@@ -34,8 +34,13 @@ type Document struct {
 	Namespace string `json:"namespace,omitempty"`
 	// MovedFrom is the namespace the group is moving from (`apply --move-namespace`) while
 	// its objects there are not all removed: the next apply removes them (issue 35 item 6).
-	MovedFrom string                `json:"movedFrom,omitempty"`
-	Nodes     map[string]*NodeState `json:"nodes,omitempty"`
+	MovedFrom string `json:"movedFrom,omitempty"`
+	// AdoptedFrom is the key of an earlier release the state was adopted from (issue 46:
+	// `shop-front` for `shop.front`): the DNS records still owned under it are the
+	// deployment's, and a lock left under it by a run killed mid-adoption is removed once
+	// stale.
+	AdoptedFrom string                `json:"adoptedFrom,omitempty"`
+	Nodes       map[string]*NodeState `json:"nodes,omitempty"`
 	// SecretKey is the group's random key (base64) that the hashes of its Secrets' values are
 	// keyed with (spec.KeyedHash, issue 35 item 5): made once, by the first apply, render or
 	// saved plan of a group with secrets. It is no credential (it opens nothing), but with it

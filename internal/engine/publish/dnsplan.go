@@ -42,7 +42,7 @@ func (l *Lane) PlanDNS(ctx context.Context, t lane.Target, doc *state.Document, 
 		return err
 	}
 	for i, it := range items {
-		if rc, ok := recordChange(it, seen[i], owner); ok {
+		if rc, ok := recordChange(it, seen[i], owner, dnsAdopts(t, doc, it, owner)); ok {
 			addRecord(p, t.Group, it.node, rc)
 		}
 	}
@@ -73,10 +73,14 @@ func probes(items []dnsItem, current string) []dns.Set {
 }
 
 // recordChange is what the plan says of one item given what the server holds; ok is false
-// when nothing changes.
-func recordChange(it dnsItem, seen dns.Seen, owner string) (plan.RecordChange, bool) {
+// when nothing changes. adopts is the earlier key's owner t takes the set over from, if any.
+func recordChange(it dnsItem, seen dns.Seen, owner, adopts string) (plan.RecordChange, bool) {
 	rc := plan.RecordChange{Name: it.name, Kind: string(it.kind), Old: recordTexts(seen.Records)}
-	act, ce := dns.Decide(it.want, it.name, it.kind, seen, owner)
+	act, ce := dns.Decide(it.want, it.name, it.kind, seen, owner, adopts)
+	if act == dns.Adopt {
+		rc.Adopted, rc.Owner = dns.AdoptedOwner(seen), owner
+		act = dns.Update // for the plan, an update of the owner TXT (and of the records if they differ)
+	}
 	switch {
 	case act == dns.Conflict:
 		rc.Action, rc.Reason = plan.Conflict, ce.Error()

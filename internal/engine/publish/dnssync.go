@@ -25,12 +25,20 @@ func (l *Lane) syncDNS(ctx context.Context, t lane.Target, rec lane.Recorder, it
 	if err != nil {
 		return err
 	}
+	adopts := make([]string, len(items)) // the earlier release's owner of each set t takes over
+	if rec != nil {
+		rec.mu.Lock()
+		for i, it := range items {
+			adopts[i] = dnsAdopts(t, rec.doc, it, owner)
+		}
+		rec.mu.Unlock()
+	}
 	var errs []error
 	for i, it := range items {
 		if err := ctx.Err(); err != nil {
 			return errors.Join(append(errs, fmt.Errorf("dns: interrupted before %s: %w", it.name, err))...)
 		}
-		act, ce := dns.Decide(it.want, it.name, it.kind, seen[i], owner)
+		act, ce := dns.Decide(it.want, it.name, it.kind, seen[i], owner, adopts[i])
 		if ce != nil {
 			errs = append(errs, ce)
 			continue
