@@ -5,11 +5,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	mdns "github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -25,7 +28,9 @@ import (
 // deployment's ("namespace … belongs to group <group>-front"). Now plan says it adopts
 // the old key and changes nothing; apply moves the state and relabels every object, deleting
 // none (the claims keep their UIDs); destroy then leaves nothing: no namespace, no state under
-// either key.
+// either key. Web publishes www.<zone> on the dev environment's Knot, its owner TXT put back
+// as the earlier release wrote it (owner <group>-front/…): plan says the record is adopted,
+// apply rewrites the owner to the new key and keeps the record, destroy retires it.
 func TestAdoptEarlierRelease(t *testing.T) {
 	t.Parallel()
 	for _, backend := range []string{"file", "kubernetes"} {
@@ -34,6 +39,7 @@ func TestAdoptEarlierRelease(t *testing.T) {
 			g := NewGroup(t, "adopt"+backend[:1], targetsGroup, "web", "cache", "db")
 			ns, key, old := g.Name+"-front", g.Name+".front", g.Name+"-front"
 			g.dropNamespaces(ns)
+			_, www := publishedTarget(g)
 			url := func(k string) string { return "file://" + filepath.Join(g.Dir, state.DefaultPath(k)) }
 			if backend == "kubernetes" {
 				g.WithEnv("SLIPWAY_STATE=kubernetes://" + ns)
@@ -50,6 +56,12 @@ func TestAdoptEarlierRelease(t *testing.T) {
 			}
 			g.asEarlierRelease(ns, open(key), open(old), key, old)
 			claims := g.claimUIDs(ns)
+			addrs := g.lookup(www, mdns.TypeA)
+			if len(addrs) != 1 {
+				t.Fatalf("%s after the first apply: A %q; want its address", www, addrs)
+			}
+			oldOwner, newOwner := g.ownerText(old, ns, "web"), g.ownerText(key, ns, "web")
+			g.setOwnerTXT(www, oldOwner)
 
 			r := g.MustRun(0, "plan", "--target", "front")
 			if want := "under the key " + old + ", which is now " + key; !strings.Contains(r.Stderr, "adopts the state of an earlier release") || !strings.Contains(r.Stderr, want) {
@@ -57,6 +69,9 @@ func TestAdoptEarlierRelease(t *testing.T) {
 			}
 			if !strings.Contains(r.Stdout, "0 to create, 2 to update, 0 to replace, 0 to delete") {
 				t.Errorf("plan: want the two Deployments updated (their pod template's label) and nothing made, replaced or deleted:\n%s", r.Stdout)
+			}
+			if want := "adopted: owner " + old + "/" + ns + "@"; !strings.Contains(r.Stdout, want) || strings.Contains(r.Stdout+r.Stderr, "conflict") {
+				t.Errorf("plan: want %s adopted (%q), no conflict:\n%s", www, want, r)
 			}
 			if d, _ := open(old).Read(ctx); d == nil {
 				t.Fatal("plan moved the old state")
@@ -82,9 +97,18 @@ func TestAdoptEarlierRelease(t *testing.T) {
 			if d := cmp.Diff(claims, g.claimUIDs(ns)); d != "" {
 				t.Errorf("claims re-made by the adoption (-before +after):\n%s", d)
 			}
+			if got := g.lookup("_slipway."+www, mdns.TypeTXT); len(got) != 1 || !strings.HasSuffix(got[0], fmt.Sprintf("%q", newOwner)) {
+				t.Errorf("owner TXT of %s after apply: %q; want %q", www, got, newOwner)
+			}
+			if got := g.lookup(www, mdns.TypeA); !slices.Equal(got, addrs) {
+				t.Errorf("%s after apply: A %q; want it kept, %q", www, got, addrs)
+			}
 			g.MustRun(0, "plan", "--detailed-exitcode", "--target", "front")
 
 			g.MustRun(0, "destroy", "--yes", "--target", "front")
+			if a, o := g.lookup(www, mdns.TypeA), g.lookup("_slipway."+www, mdns.TypeTXT); len(a)+len(o) != 0 {
+				t.Errorf("%s after destroy: A %q, owner %q; want it retired", www, a, o)
+			}
 			if _, err := g.Kube.Clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
 				// Terminating is gone enough: destroy waits for it; a namespace still there is left.
 				t.Errorf("namespace %s is left after destroy", ns)
