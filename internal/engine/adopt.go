@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -164,11 +165,14 @@ func (e *Engine) Adopt(ctx context.Context, t Target) error {
 func (e *Engine) adopt(ctx context.Context, t Target) (Target, error) {
 	t, err := e.adopting(ctx, t)
 	if err != nil || t.adopt == nil {
+		if err == nil {
+			err = e.dropStaleAdoptLock(ctx, t)
+		}
 		return t, err
 	}
 	a := t.adopt
 	t.adopt = nil
-	lockID, err := t.Legacy.Lock(ctx, state.NewInfo("adopt as "+t.Group.Name))
+	lockID, err := t.Legacy.Lock(ctx, state.NewInfo(adoptOp(t)))
 	if err != nil {
 		return t, fmt.Errorf("%s: adopt the state of key %s: %w", t.Group.Ident(), a.from, err)
 	}
@@ -272,4 +276,39 @@ func dnsAdopts(t Target, doc *state.Document, it dnsItem, owner string) string {
 		}
 	}
 	return ""
+}
+
+// adoptOp is the operation of the old key's lock an adoption holds.
+func adoptOp(t Target) string { return "adopt as " + t.Group.Name }
+
+// dropStaleAdoptLock removes the old key's lock that an adoption of t left (a run killed after
+// it deleted the old state, before it unlocked): only when t's state says it was adopted from
+// that key, no state is left under it, the lock is an adoption's as t, and it is stale by the
+// lock's own rules (its process no longer runs on this host, or its Lease ran out). Any other
+// lock stays, for `slipway state unlock`.
+func (e *Engine) dropStaleAdoptLock(ctx context.Context, t Target) error {
+	id := t.Group.Ident()
+	if t.Legacy == nil || t.Store == nil || !id.PerApp() || id.LegacyKey() == t.Group.Name {
+		return nil
+	}
+	info, err := t.Legacy.LockInfo(ctx)
+	if err != nil || info == nil || info.Operation != adoptOp(t) {
+		return err
+	}
+	stale := state.HolderLiveness(*info) == state.LivenessDead || (!info.Expires.IsZero() && time.Now().After(info.Expires))
+	if !stale {
+		return nil
+	}
+	doc, err := t.Store.Read(ctx)
+	if err != nil || doc == nil || doc.AdoptedFrom != id.LegacyKey() {
+		return err
+	}
+	if old, err := t.Legacy.Read(ctx); err != nil || old != nil {
+		return err
+	}
+	if err := t.Legacy.Unlock(ctx, info.ID); err != nil {
+		return fmt.Errorf("%s: remove the stale lock %s of key %s, left by an adoption: %w", id, info.ID, id.LegacyKey(), err)
+	}
+	e.emit(event.Event{Phase: event.PhaseApply, Message: fmt.Sprintf("removed the lock of key %s that an adoption as %s left (%s, its process is gone)", id.LegacyKey(), t.Group.Name, info.Who)})
+	return nil
 }

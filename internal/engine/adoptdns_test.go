@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -94,6 +96,55 @@ func TestAdoptDNSRecords(t *testing.T) {
 			p = &plan.Plan{Group: g.Name, Namespace: ns, Addresses: p.Addresses}
 			if err := e.planDNS(ctx, tgt, doc, p); err != nil || p.Node("mail") != nil {
 				t.Errorf("plan after apply: %v, %+v; want nothing to change", err, p.Node("mail"))
+			}
+		})
+	}
+}
+
+// A run killed after the adoption deleted the old state, before it unlocked, leaves the old
+// key's lock: the next run removes it when it is an adoption's and its process is gone; a lock
+// whose process runs, or another operation's, stays. Stand-ins: the fake cluster; the states
+// and locks are the real file backend.
+func TestAdoptDropsStaleLock(t *testing.T) {
+	ctx := context.Background()
+	x := newLegacyFixture(t, nil)
+	e := x.engine(x.f)
+	if _, err := e.adopt(ctx, x.target()); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := x.store.Read(ctx); d == nil || d.AdoptedFrom != x.oldKey {
+		t.Fatalf("adopted state %+v: want adoptedFrom %s", d, x.oldKey)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		op    string
+		pid   int
+		stays bool
+	}{
+		{"another operation's", "apply", gone.Process.Pid, true},
+		{"a running adoption's", "adopt as " + x.g.Name, os.Getpid(), true},
+		{"a killed adoption's", "adopt as " + x.g.Name, gone.Process.Pid, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			info := state.NewInfo(c.op)
+			info.PID = c.pid
+			id, err := x.old.Lock(ctx, info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.adopt(ctx, x.target()); err != nil {
+				t.Fatalf("adopt: %v", err)
+			}
+			held, err := x.old.LockInfo(ctx)
+			if err != nil || (held != nil) != c.stays {
+				t.Errorf("lock after the run: %+v, %v; want it kept %t", held, err, c.stays)
+			}
+			if held != nil {
+				_ = x.old.Unlock(ctx, id)
 			}
 		})
 	}
