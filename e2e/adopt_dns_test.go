@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	mdns "github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"slipway.dev/slipway/internal/devcluster"
+	"slipway.dev/slipway/internal/state"
 )
 
 // publishedTarget is targetsGroup with publish: on the dev environment's Knot, web of target
@@ -60,4 +65,62 @@ func (g *Group) setOwnerTXT(name, text string) {
 	if err != nil || r.Rcode != mdns.RcodeSuccess {
 		g.t.Fatalf("rewrite the owner TXT of %s: %v, %v", name, r, err)
 	}
+}
+
+// TestAdoptEarlierReleaseWaves: a waves file's per-app target adopts its earlier release's
+// state as a single run does: `plan -f waves.yaml` says so, `apply -f waves.yaml` moves the
+// state and relabels the objects (deleting none), and a lock the earlier adoption left behind,
+// stale (its process gone), is removed by the next run.
+func TestAdoptEarlierReleaseWaves(t *testing.T) {
+	t.Parallel()
+	g := NewGroup(t, "adoptw", targetsGroup, "web", "cache", "db")
+	ns, key, old := g.Name+"-front", g.Name+".front", g.Name+"-front"
+	g.dropNamespaces(ns)
+	g.WriteFile("waves.yaml", "groups:\n  - {name: front, file: slipway.yaml, target: front}\n")
+	g.MustRun(0, "apply", "--yes", "--target", "front")
+	ctx := context.Background()
+	open := func(k string) state.Backend {
+		b, err := state.Open(ctx, "file://"+filepath.Join(g.Dir, state.DefaultPath(k)), k, g.Kube)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	g.asEarlierRelease(ns, open(key), open(old), key, old)
+	claims := g.claimUIDs(ns)
+
+	r := g.MustRun(0, "plan", "-f", "waves.yaml")
+	if want := "under the key " + old + ", which is now " + key; !strings.Contains(r.Stdout+r.Stderr, want) {
+		t.Errorf("waves plan: want the adoption said (%q):\n%s", want, r)
+	}
+	g.MustRun(0, "apply", "-f", "waves.yaml", "--yes")
+	if d, err := open(old).Read(ctx); d != nil || err != nil {
+		t.Errorf("old state after the waves apply: %v, %v; want none", d, err)
+	}
+	if d, err := open(key).Read(ctx); d == nil || err != nil || d.AdoptedFrom != old || len(d.Nodes) != 2 {
+		t.Fatalf("state %s after the waves apply: %+v, %v; want the adopted one", key, d, err)
+	}
+	if left := g.labelled(ns, old); len(left) != 0 {
+		t.Errorf("objects still labelled %s after the waves apply: %q", old, left)
+	}
+	if d := cmp.Diff(claims, g.claimUIDs(ns)); d != "" {
+		t.Errorf("claims re-made by the adoption (-before +after):\n%s", d)
+	}
+
+	// The lock a killed adoption leaves: its process is gone.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	info := state.NewInfo("adopt as " + key)
+	info.PID = gone.Process.Pid
+	if _, err := open(old).Lock(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	g.MustRun(0, "plan", "-f", "waves.yaml", "--detailed-exitcode")
+	g.MustRun(0, "apply", "-f", "waves.yaml", "--yes")
+	if held, err := open(old).LockInfo(ctx); held != nil || err != nil {
+		t.Errorf("lock of key %s after the next apply: %+v, %v; want it removed", old, held, err)
+	}
+	g.MustRun(0, "destroy", "-f", "waves.yaml", "--yes")
 }

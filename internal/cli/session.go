@@ -112,7 +112,14 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 		Kube: s.kube, Registry: registry, Parallelism: g.Parallelism, Timeout: g.Timeout,
 		Emit: s.printer.Event,
 	}
-	if g.shared != nil {
+	legacy, err := openLegacyState(ctx, g, grp, stderr)
+	if err != nil {
+		return nil, err
+	}
+	// A waves unit that may adopt an earlier release's state reads and relabels the objects of
+	// the old key, which the shared reads (keyed by the deployment's) neither hold nor change:
+	// it talks to the cluster itself.
+	if g.shared != nil && !hasState(ctx, legacy) {
 		g.shared.Cover(grp.Name, ns)
 		o.Kube, o.SpireKube = g.shared, s.kube
 	}
@@ -129,9 +136,7 @@ func openSession(ctx context.Context, g *Globals, withImages bool, stdout, stder
 	}
 	s.engine = engine.New(o)
 	s.target = engine.Target{Group: grp, Namespace: ns, Store: s.backend, KeepClaims: g.KeepClaims, NamespaceFrom: g.namespaceSource(grp), MoveNamespace: g.MoveNamespace}
-	if s.target.Legacy, err = openLegacyState(ctx, g, grp, stderr); err != nil {
-		return nil, err
-	}
+	s.target.Legacy = legacy
 	if withImages {
 		s.target.Jobs = imageJobs(ctx, grp, registry, ns, stderr)
 	}
@@ -186,4 +191,13 @@ func confirmApply(g *Globals, yes bool, p *plan.Plan, stdin io.Reader, stderr io
 		ui.PlanWith(stderr, p, g.planOptions(stderr))
 	}
 	return confirm(yes, "apply", "Apply these changes to group "+p.Group, stdin, stderr)
+}
+
+// hasState reports whether b holds a document (an unreadable one counts: the engine says why).
+func hasState(ctx context.Context, b state.Backend) bool {
+	if b == nil {
+		return false
+	}
+	d, err := b.Read(ctx)
+	return d != nil || err != nil
 }

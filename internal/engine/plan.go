@@ -35,6 +35,9 @@ func (e *Engine) PlanForApply(ctx context.Context, t Target) (*plan.Plan, error)
 
 func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan, error) {
 	t, err := e.adopting(ctx, t)
+	if err == nil && forApply && t.adopt == nil {
+		err = e.dropStaleAdoptLock(ctx, t) // apply's plan runs under the lock: a plan without changes applies nothing
+	}
 	if err != nil {
 		return nil, err
 	}
