@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"slipway.dev/slipway/internal/engine/lane"
-	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -252,30 +250,6 @@ func (e *Engine) listOwn(ctx context.Context, t Target) (map[plan.Key]*unstructu
 		}
 	}
 	return live, nil
-}
-
-// dnsAdopts is the owner of the earlier release's key that it's set may still carry and
-// that t takes over (dns.Decide's adopts), "" for none: t adopts that key now (a plan before
-// apply), or its state was adopted from it, and the state lists the set (the earlier release
-// listed a set before it published it). owner is t's own, `<key>/<namespace>@<cluster UID>`.
-func dnsAdopts(t Target, doc *state.Document, it dnsItem, owner string) string {
-	key := ""
-	switch {
-	case t.adopt != nil:
-		key = t.adopt.from
-	case doc != nil && doc.AdoptedFrom != "" && doc.AdoptedFrom == t.Group.Ident().LegacyKey():
-		key = doc.AdoptedFrom
-	}
-	_, uid, ok := strings.Cut(owner, "@")
-	if key == "" || !ok || doc == nil {
-		return ""
-	}
-	for _, ns := range doc.Nodes {
-		if slices.ContainsFunc(ns.DNS, func(r state.DNSRecord) bool { return r.Name == it.name && r.Kind == string(it.kind) }) {
-			return dns.Owner(key, t.Namespace, uid)
-		}
-	}
-	return ""
 }
 
 // adoptOp is the operation of the old key's lock an adoption holds.

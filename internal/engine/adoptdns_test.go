@@ -47,7 +47,7 @@ func TestAdoptDNSRecords(t *testing.T) {
 			ctx := context.Background()
 			f, d := publishedFake(t)
 			seen := dns.Seen{Owner: []string{set.OwnerTextOf(c.owner)}, Records: set.Records()}
-			d.put(set.Name, set.Kind, seen)
+			d.Put(set.Name, set.Kind, seen)
 			doc := &state.Document{Group: g.Name, Namespace: ns, AdoptedFrom: old, Nodes: map[string]*state.NodeState{"mail": {}}}
 			if c.listed {
 				doc.Nodes["mail"].DNS = []state.DNSRecord{{Name: set.Name, Kind: "address", Zone: "example.org"}}
@@ -61,7 +61,7 @@ func TestAdoptDNSRecords(t *testing.T) {
 			}
 			e := New(Options{Kube: f, DNS: d, Timeout: time.Second, Parallelism: 2})
 			p := &plan.Plan{Group: g.Name, Namespace: ns, Addresses: map[string][]string{"mail": {"192.0.2.7"}}}
-			if err := e.planDNS(ctx, tgt, doc, p); err != nil {
+			if err := publishLane(e).PlanDNS(ctx, tgt.lent(), doc, p); err != nil {
 				t.Fatal(err)
 			}
 			rs := p.Node("mail").Records
@@ -69,10 +69,11 @@ func TestAdoptDNSRecords(t *testing.T) {
 				t.Fatalf("plan: %+v; want one %s", rs, c.want)
 			}
 			if c.want == plan.Conflict {
-				if err := e.syncDNS(ctx, Target{Group: g, Namespace: ns}, newRecorder(tgt.Store, doc), wantedDNS(g, false, p.Addresses)); err == nil {
+				p.Steps = plan.BuildSteps(p, g, e.rolloutLimit)
+				if err := e.Apply(ctx, p, Target{Group: g, Namespace: ns, Store: tgt.Store}); err == nil {
 					t.Errorf("apply took a set owned by %s", c.owner)
 				}
-				if diff := cmp.Diff(seen, d.sets[fakeSetKey{set.Name, set.Kind}]); diff != "" || len(d.Updates()) != 0 {
+				if diff := cmp.Diff(seen, read(d, set)); diff != "" || len(d.Updates()) != 0 {
 					t.Errorf("the set was touched (-want +got):\n%s\nUPDATEs %q", diff, d.Updates())
 				}
 				return
@@ -82,23 +83,30 @@ func TestAdoptDNSRecords(t *testing.T) {
 				t.Errorf("plan says %q (adopted %q, owner %q), want %q", rs[0], rs[0].Adopted, rs[0].Owner, wantText)
 			}
 			tgt.adopt = nil // apply moved the state first: its AdoptedFrom says it now
-			doc.AdoptedFrom = old
-			if err := e.syncDNS(ctx, tgt, newRecorder(tgt.Store, doc), wantedDNS(g, false, p.Addresses)); err != nil {
+			tgt.Store.(*memStore).doc.AdoptedFrom = old
+			p.Steps = plan.BuildSteps(p, g, e.rolloutLimit)
+			if err := e.Apply(ctx, p, tgt); err != nil {
 				t.Fatalf("apply: %v", err)
 			}
 			if diff := cmp.Diff([]string{"adopt mail.example.org"}, d.Updates()); diff != "" {
 				t.Errorf("UPDATEs (-want +got):\n%s", diff)
 			}
 			after := dns.Seen{Owner: []string{set.OwnerTextOf(newOwner)}, Records: set.Records()}
-			if diff := cmp.Diff(after, d.sets[fakeSetKey{set.Name, set.Kind}]); diff != "" {
+			if diff := cmp.Diff(after, read(d, set)); diff != "" {
 				t.Errorf("server after apply (-want +got):\n%s", diff)
 			}
 			p = &plan.Plan{Group: g.Name, Namespace: ns, Addresses: p.Addresses}
-			if err := e.planDNS(ctx, tgt, doc, p); err != nil || p.Node("mail") != nil {
+			if err := publishLane(e).PlanDNS(ctx, tgt.lent(), tgt.Store.(*memStore).doc, p); err != nil || p.Node("mail") != nil {
 				t.Errorf("plan after apply: %v, %+v; want nothing to change", err, p.Node("mail"))
 			}
 		})
 	}
+}
+
+// read is what d holds for set.
+func read(d *fakeDNS, set dns.Set) dns.Seen {
+	seen, _ := d.Read(context.Background(), []dns.Set{set})
+	return seen[0]
 }
 
 // A run killed after the adoption deleted the old state, before it unlocked, leaves the old

@@ -124,8 +124,12 @@ type Target struct {
 // lent is t as the lanes see it (internal/engine/lane): without the adoption, which the root
 // alone reads through.
 func (t Target) lent() lane.Target {
-	return lane.Target{Group: t.Group, Namespace: t.Namespace, Jobs: t.Jobs, Store: t.Store, KeepClaims: t.KeepClaims,
+	lt := lane.Target{Group: t.Group, Namespace: t.Namespace, Jobs: t.Jobs, Store: t.Store, KeepClaims: t.KeepClaims,
 		NamespaceFrom: t.NamespaceFrom, MoveNamespace: t.MoveNamespace}
+	if t.adopt != nil {
+		lt.Adopts = t.adopt.from
+	}
+	return lt
 }
 
 // NamespaceError refuses a run whose namespace is not the one the group's state records.

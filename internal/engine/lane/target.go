@@ -26,6 +26,10 @@ type Target struct {
 	// run moves the group there instead (issue 35 item 6).
 	NamespaceFrom string
 	MoveNamespace bool
+	// Adopts is the key of an earlier release whose state the run adopts (issue 46: a plan
+	// before apply moved it): the DNS records owned under it that the state lists are the
+	// deployment's, as they are once the state records it adopted them (AdoptedFrom).
+	Adopts string
 }
 
 // NamespaceError refuses a run whose namespace is not the one the group's state records

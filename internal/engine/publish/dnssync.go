@@ -27,11 +27,11 @@ func (l *Lane) syncDNS(ctx context.Context, t lane.Target, rec lane.Recorder, it
 	}
 	adopts := make([]string, len(items)) // the earlier release's owner of each set t takes over
 	if rec != nil {
-		rec.mu.Lock()
-		for i, it := range items {
-			adopts[i] = dnsAdopts(t, rec.doc, it, owner)
-		}
-		rec.mu.Unlock()
+		rec.View(func(d *state.Document) {
+			for i, it := range items {
+				adopts[i] = dnsAdopts(t, d, it, owner)
+			}
+		})
 	}
 	var errs []error
 	for i, it := range items {
