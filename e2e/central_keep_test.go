@@ -12,15 +12,7 @@ import (
 func TestCentralKeepClaims(t *testing.T) {
 	t.Parallel()
 	cs := realCentral(t)
-	g := NewGroup(t, "central-keep", `group: {{GROUP}}
-nodes:
-  a:
-    image: {rootfs: nodes/a/rootfs}
-central:
-  logins: {a: {}}
-  databases: {a: {owner: a}}
-  kv: {k: {generate: {length: 16}}}
-`, "a")
+	g := NewGroup(t, "central-keep", centralOneNode, "a")
 	g.WithEnv(cs.env()...)
 	admin := cs.admin(t, "postgres")
 	name := g.Name + ".a"

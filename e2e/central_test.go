@@ -339,13 +339,8 @@ central:
 	}
 }
 
-// TestCentralTwoDeployments: two deployments of one file (deployment ids x1 and x2) get their
-// own databases, logins and entries, named after their identities; destroying one leaves the
-// other's intact, and its second plan still says No changes.
-func TestCentralTwoDeployments(t *testing.T) {
-	t.Parallel()
-	cs := realCentral(t)
-	g := NewGroup(t, "central-two", `group: {{GROUP}}
+// centralOneNode is a group of one node a with a database, its login and a generated KV entry.
+const centralOneNode = `group: {{GROUP}}
 nodes:
   a:
     image: {rootfs: nodes/a/rootfs}
@@ -353,7 +348,15 @@ central:
   logins: {a: {}}
   databases: {a: {owner: a}}
   kv: {k: {generate: {length: 16}}}
-`, "a")
+`
+
+// TestCentralTwoDeployments: two deployments of one file (deployment ids x1 and x2) get their
+// own databases, logins and entries, named after their identities; destroying one leaves the
+// other's intact, and its second plan still says No changes.
+func TestCentralTwoDeployments(t *testing.T) {
+	t.Parallel()
+	cs := realCentral(t)
+	g := NewGroup(t, "central-two", centralOneNode, "a")
 	g.WithEnv(cs.env()...)
 	admin := cs.admin(t, "postgres")
 	for _, id := range []string{"x1", "x2"} {

@@ -24,15 +24,7 @@ path "secret/metadata/slipway/<id>"    { capabilities = ["list"] }
 func TestCentralNarrowToken(t *testing.T) {
 	t.Parallel()
 	cs := realCentral(t)
-	g := NewGroup(t, "central-token", `group: {{GROUP}}
-nodes:
-  a:
-    image: {rootfs: nodes/a/rootfs}
-central:
-  logins: {a: {}}
-  databases: {a: {owner: a}}
-  kv: {k: {generate: {length: 16}}}
-`, "a")
+	g := NewGroup(t, "central-token", centralOneNode, "a")
 	id := g.Name
 	if err := cs.srv.c.Sys().PutPolicy(id+"-lane", centralPolicy(id)); err != nil {
 		t.Fatal(err)
