@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -63,7 +64,28 @@ func TestAdoptEarlierRelease(t *testing.T) {
 			oldOwner, newOwner := g.ownerText(old, ns, "web"), g.ownerText(key, ns, "web")
 			g.setOwnerTXT(www, oldOwner)
 
-			r := g.MustRun(0, "plan", "--target", "front")
+			// Status before the adoption reports the deployment as it runs, under the old key.
+			r := g.MustRun(0, "status", "--target", "front", "-o", "json")
+			var st struct {
+				AdoptsFrom string `json:"adoptsFrom"`
+				Nodes      []struct {
+					Node, Phase, DNS string
+					InState          bool `json:"inState"`
+				} `json:"nodes"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
+				t.Fatalf("status -o json: %v\n%s", err, r)
+			}
+			if st.AdoptsFrom != old || len(st.Nodes) != 2 {
+				t.Errorf("status before the adoption: adoptsFrom %q, %d nodes; want %q and web, cache:\n%s", st.AdoptsFrom, len(st.Nodes), old, r.Stdout)
+			}
+			for _, n := range st.Nodes {
+				if !n.InState || n.Phase != "ready" || (n.Node == "web" && n.DNS != "agrees") {
+					t.Errorf("status before the adoption: node %+v; want it in the state, Ready, its DNS (web) agreeing", n)
+				}
+			}
+
+			r = g.MustRun(0, "plan", "--target", "front")
 			if want := "under the key " + old + ", which is now " + key; !strings.Contains(r.Stderr, "adopts the state of an earlier release") || !strings.Contains(r.Stderr, want) {
 				t.Errorf("plan: want the adoption said (%q):\n%s", want, r)
 			}

@@ -128,8 +128,8 @@ func AdoptedOwner(seen Seen) string {
 	return o
 }
 
-// holds reports whether seen holds exactly s's records (for the SPF, slipway's one).
-func (s Set) holds(seen Seen) bool {
+// Holds reports whether seen holds exactly s's records (for the SPF, slipway's one).
+func (s Set) Holds(seen Seen) bool {
 	records := seen.Records
 	if s.Kind == KindSPF {
 		mine, _, ok := splitSPF(seen)

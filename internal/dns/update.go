@@ -70,7 +70,7 @@ func (c *Client) message(zone string, ch Change) (*mdns.Msg, error) {
 		if len(ch.Seen.Owner) != 1 {
 			return nil, &ConflictError{Name: s.Name, Kind: s.Kind, Records: ch.Seen.Records}
 		}
-		if !s.holds(ch.Seen) {
+		if !s.Holds(ch.Seen) {
 			return c.message(zone, Change{Action: Update, Set: s, Seen: ch.Seen, Owner: ch.Owner})
 		}
 		m.Used([]mdns.RR{&mdns.TXT{Hdr: ownerType.Hdr, Txt: splitTXT(ch.Seen.Owner[0])}})

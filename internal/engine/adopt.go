@@ -286,3 +286,27 @@ func (e *Engine) dropStaleAdoptLock(ctx context.Context, t Target) error {
 	e.emit(event.Event{Phase: event.PhaseApply, Message: fmt.Sprintf("removed the lock of key %s that an adoption as %s left (%s, its process is gone)", id.LegacyKey(), t.Group.Name, info.Who)})
 	return nil
 }
+
+// adoptingStore is the deployment's state store as the lanes read it while an adoption is
+// pending (a plan or status before apply): with no document of its own it reads the earlier
+// release's as adopt will write it, as the root does (readAnyNamespace).
+type adoptingStore struct {
+	state.Store
+	doc *state.Document
+}
+
+func (s adoptingStore) Read(ctx context.Context) (*state.Document, error) {
+	d, err := s.Store.Read(ctx)
+	if d == nil && err == nil {
+		return s.doc, nil
+	}
+	return d, err
+}
+
+// Location is the store's own (lane.Locator), "" when it cannot say.
+func (s adoptingStore) Location() string {
+	if l, ok := s.Store.(lane.Locator); ok {
+		return l.Location()
+	}
+	return ""
+}

@@ -128,6 +128,9 @@ func (t Target) lent() lane.Target {
 		NamespaceFrom: t.NamespaceFrom, MoveNamespace: t.MoveNamespace}
 	if t.adopt != nil {
 		lt.Adopts = t.adopt.from
+		if t.Store != nil {
+			lt.Store = adoptingStore{Store: t.Store, doc: t.adopt.adoptedDoc(t.Group.Name)}
+		}
 	}
 	return lt
 }

@@ -19,15 +19,28 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	if _, err := e.o.Kube.Ping(ctx); err != nil {
 		return nil, err
 	}
+	// An earlier release's state that the next apply adopts is the deployment's: status
+	// reports it, its objects (under the old key) and its DNS records as they will be.
+	t, err := e.adopting(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	doc, err := readState(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, lane.GroupSelector(t.Group.Name))
+	selector := lane.GroupSelector(t.Group.Name)
+	if t.adopt != nil {
+		selector = spec.LabelGroup + " in (" + t.Group.Name + "," + t.adopt.from + ")"
+	}
+	wl, err := e.o.Kube.ListWorkloads(ctx, t.Namespace, selector)
 	if err != nil {
 		return nil, err
 	}
 	gs := &status.Group{Group: t.Group.Name, Namespace: t.Namespace, Suspended: isSuspended(doc)}
+	if t.adopt != nil {
+		gs.AdoptsFrom = t.adopt.from
+	}
 	if doc != nil {
 		gs.Applied, gs.StateSerial = true, doc.Serial
 	}

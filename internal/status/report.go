@@ -16,10 +16,13 @@ type Group struct {
 	Group     string `json:"group"`
 	Namespace string `json:"namespace"`
 	// Applied is false when the state holds no document: nothing was applied yet.
-	Applied     bool   `json:"applied"`
-	StateSerial int64  `json:"stateSerial"`
-	Suspended   bool   `json:"suspended"`
-	Nodes       []Node `json:"nodes"`
+	Applied     bool  `json:"applied"`
+	StateSerial int64 `json:"stateSerial"`
+	Suspended   bool  `json:"suspended"`
+	// AdoptsFrom is the key of an earlier release whose state (and objects, labelled with
+	// it) the deployment's next plan or apply adopts (issue 46); "" when none.
+	AdoptsFrom string `json:"adoptsFrom,omitempty"`
+	Nodes      []Node `json:"nodes"`
 }
 
 // Node is one node of a Group.

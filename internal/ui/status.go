@@ -51,6 +51,9 @@ func Status(w io.Writer, s *status.Group) {
 	} else {
 		fmt.Fprintln(w, " (nothing applied yet)")
 	}
+	if s.AdoptsFrom != "" {
+		fmt.Fprintf(w, "Its state and objects are still under the key of an earlier release, %s: the next `slipway apply` adopts them.\n", q(s.AdoptsFrom))
+	}
 	if s.Suspended {
 		fmt.Fprintf(w, "Group %s is suspended: its Deployments stay at 0 replicas until `slipway resume`.\n", q(s.Group))
 	}

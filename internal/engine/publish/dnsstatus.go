@@ -66,9 +66,15 @@ func (l *Lane) nodesDNS(ctx context.Context, t lane.Target, gs *status.Group) ma
 	if err != nil {
 		return fail(err)
 	}
+	// Records still owned under an earlier release's key that the deployment adopts (or
+	// adopted: an apply stopped before it rewrote their owner) are the deployment's.
+	doc, err := lane.ReadState(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
 	diffs := map[string][]string{}
 	for i, it := range items {
-		if d := dnsDiff(it, seen[i], owner); d != "" {
+		if d := dnsDiff(it, seen[i], owner, dnsAdopts(t, doc, it, owner)); d != "" {
 			diffs[it.node] = append(diffs[it.node], d)
 		}
 	}
@@ -79,8 +85,8 @@ func (l *Lane) nodesDNS(ctx context.Context, t lane.Target, gs *status.Group) ma
 }
 
 // dnsDiff is how the server differs from item, "" when it agrees.
-func dnsDiff(it dnsItem, seen dns.Seen, owner string) string {
-	act, ce := dns.Decide(it.want, it.name, it.kind, seen, owner)
+func dnsDiff(it dnsItem, seen dns.Seen, owner, adopts string) string {
+	act, ce := dns.Decide(it.want, it.name, it.kind, seen, owner, adopts)
 	switch {
 	case act == dns.Conflict:
 		return ce.Error()
@@ -90,6 +96,12 @@ func dnsDiff(it dnsItem, seen dns.Seen, owner string) string {
 	switch act {
 	case dns.None:
 		return ""
+	case dns.Adopt:
+		// Owned under the earlier release's key, which the next apply rewrites: the records
+		// agree when they are the ones wanted.
+		if it.want.Holds(seen) {
+			return ""
+		}
 	case dns.Create:
 		return it.name + " is not published"
 	case dns.Delete:
