@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,21 +18,6 @@ import (
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
-
-// Relabel is the fake's relabel: the label changes when the object is there and its label
-// says from.
-func (f *fakeCluster) Relabel(_ context.Context, k plan.Key, _, label, from, to string) error {
-	f.mu.Lock()
-	u := f.objects[k]
-	if u != nil && u.GetLabels()[label] == from {
-		l := maps.Clone(u.GetLabels())
-		l[label] = to
-		u.SetLabels(l)
-	}
-	f.mu.Unlock()
-	f.log("relabel " + k.Kind + " " + k.Name + " " + to)
-	return nil
-}
 
 // stopsAfter is the fake cluster killed after n relabels: the next one fails, as a run killed
 // there leaves the rest undone.
@@ -86,12 +70,12 @@ func newLegacyFixture(t *testing.T, oldDoc func(d *state.Document)) *legacyFixtu
 		t.Fatal(err)
 	}
 	doc := &state.Document{Group: x.oldKey, Namespace: x.ns, Nodes: map[string]*state.NodeState{}}
-	x.f.objects[plan.Key{Kind: "Namespace", Name: x.ns}] = labelled("v1", "Namespace", "", x.ns, x.oldKey)
+	x.f.Objects[plan.Key{Kind: "Namespace", Name: x.ns}] = labelled("v1", "Namespace", "", x.ns, x.oldKey)
 	for _, n := range g.Nodes {
 		x.machineIDs[n.Name] = strings.Repeat("a", 31) + n.Name[len(n.Name)-1:]
 		doc.Nodes[n.Name] = &state.NodeState{MachineID: x.machineIDs[n.Name]}
-		x.f.objects[plan.Key{Kind: "Service", Namespace: x.ns, Name: n.Name}] = labelled("v1", "Service", x.ns, n.Name, x.oldKey)
-		x.f.objects[plan.Key{Kind: "PersistentVolumeClaim", Namespace: x.ns, Name: n.Name + "-state"}] = labelled("v1", "PersistentVolumeClaim", x.ns, n.Name+"-state", x.oldKey)
+		x.f.Objects[plan.Key{Kind: "Service", Namespace: x.ns, Name: n.Name}] = labelled("v1", "Service", x.ns, n.Name, x.oldKey)
+		x.f.Objects[plan.Key{Kind: "PersistentVolumeClaim", Namespace: x.ns, Name: n.Name + "-state"}] = labelled("v1", "PersistentVolumeClaim", x.ns, n.Name+"-state", x.oldKey)
 		x.jobs = append(x.jobs, image.Job{Name: n.Name, Repository: "reg/" + x.ns + "/" + n.Name, Source: image.Source{Rootfs: "one"}})
 		x.objectCount += 2
 	}
@@ -126,10 +110,10 @@ func (x *legacyFixture) target() Target {
 
 // labels returns the slipway.dev/group label of every object of the fake, by kind and name.
 func (x *legacyFixture) labels() map[string]string {
-	x.f.mu.Lock()
-	defer x.f.mu.Unlock()
+	x.f.Mu.Lock()
+	defer x.f.Mu.Unlock()
 	out := map[string]string{}
-	for k, u := range x.f.objects {
+	for k, u := range x.f.Objects {
 		out[k.Kind+" "+k.Name] = u.GetLabels()[spec.LabelGroup]
 	}
 	return out

@@ -52,7 +52,7 @@ func TestAdoptDNSRecords(t *testing.T) {
 			if c.listed {
 				doc.Nodes["mail"].DNS = []state.DNSRecord{{Name: set.Name, Kind: "address", Zone: "example.org"}}
 			}
-			tgt := Target{Group: g, Namespace: ns, Store: &memStore{doc: doc}}
+			tgt := Target{Group: g, Namespace: ns, Store: &memStore{Doc: doc}}
 			if c.adopting {
 				legacy := *doc
 				legacy.Group, legacy.AdoptedFrom = old, ""
@@ -83,7 +83,7 @@ func TestAdoptDNSRecords(t *testing.T) {
 				t.Errorf("plan says %q (adopted %q, owner %q), want %q", rs[0], rs[0].Adopted, rs[0].Owner, wantText)
 			}
 			tgt.adopt = nil // apply moved the state first: its AdoptedFrom says it now
-			tgt.Store.(*memStore).doc.AdoptedFrom = old
+			tgt.Store.(*memStore).Doc.AdoptedFrom = old
 			p.Steps = plan.BuildSteps(p, g, e.rolloutLimit)
 			if err := e.Apply(ctx, p, tgt); err != nil {
 				t.Fatalf("apply: %v", err)
@@ -96,7 +96,7 @@ func TestAdoptDNSRecords(t *testing.T) {
 				t.Errorf("server after apply (-want +got):\n%s", diff)
 			}
 			p = &plan.Plan{Group: g.Name, Namespace: ns, Addresses: p.Addresses}
-			if err := publishLane(e).PlanDNS(ctx, tgt.lent(), tgt.Store.(*memStore).doc, p); err != nil || p.Node("mail") != nil {
+			if err := publishLane(e).PlanDNS(ctx, tgt.lent(), tgt.Store.(*memStore).Doc, p); err != nil || p.Node("mail") != nil {
 				t.Errorf("plan after apply: %v, %+v; want nothing to change", err, p.Node("mail"))
 			}
 		})

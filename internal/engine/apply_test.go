@@ -65,7 +65,7 @@ func newApplyRun(t *testing.T, image string, roles ...*spec.Role) *applyRun {
 	if roles == nil {
 		roles = []*spec.Role{{Name: "worker", Replicas: 1}}
 	}
-	r := &applyRun{f: newFakeCluster(), store: &memStore{doc: &state.Document{Group: "demo"}},
+	r := &applyRun{f: newFakeCluster(), store: &memStore{Doc: &state.Document{Group: "demo"}},
 		group: &spec.Group{Name: "demo", Nodes: []*spec.Node{{Name: "web", Roles: roles}}}}
 	if image == "" {
 		return r
@@ -76,18 +76,18 @@ func newApplyRun(t *testing.T, image string, roles ...*spec.Role) *applyRun {
 			t.Fatal(err)
 		}
 	}
-	r.store.doc = &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"web": {
+	r.store.Doc = &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"web": {
 		MachineID: "id", Image: state.ImageRecord{Ref: "r/web", Digest: digestOf(image)},
 		ReadyTemplate: templateHash(r.f, depKey("web")), PreviousReady: image,
 		LastRollout: &event.Rollout{Result: event.RolloutReady, Digest: digestOf(image)},
 		Roles:       map[string]*state.RoleState{"worker": {Replicas: 1}}}}}
-	r.f.calls = nil
+	r.f.ResetCalls()
 	return r
 }
 
 // apply runs an apply of web at image with changes; timeout bounds every wait.
 func (r *applyRun) apply(ctx context.Context, image string, roleImage string, changes ...plan.Change) error {
-	p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.doc.Serial,
+	p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.Doc.Serial,
 		MachineIDs: map[string]string{"web": "id"},
 		Images:     []plan.Image{{Name: "web", Node: "web", Tag: "r/web:t", Digest: image}},
 		Desired:    []*unstructured.Unstructured{testDeployment("web", image, 1), testDeployment("web-worker", roleImage, 1)},
@@ -96,7 +96,7 @@ func (r *applyRun) apply(ctx context.Context, image string, roleImage string, ch
 	return e.Apply(ctx, p, Target{Group: r.group, Namespace: "demo", Store: r.store})
 }
 
-func (r *applyRun) last() *event.Rollout { return r.store.doc.Nodes["web"].LastRollout }
+func (r *applyRun) last() *event.Rollout { return r.store.Doc.Nodes["web"].LastRollout }
 
 // The rollback decision: a failed rollout goes back to the live template when it ran ready,
 // else to the ReplicaSet the state recorded as the last ready one, else nowhere. Roles stop
@@ -136,7 +136,7 @@ func TestApplyRollout(t *testing.T) {
 				if _, err := r.f.Apply(context.Background(), testDeployment("web", tc.brokenLive, 1), applyOptions()); err != nil {
 					t.Fatal(err)
 				}
-				r.f.calls = nil
+				r.f.ResetCalls()
 			}
 			changes := []plan.Change{templateChange("web"), templateChange("web-worker")}
 			if tc.create {
@@ -146,10 +146,10 @@ func TestApplyRollout(t *testing.T) {
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("apply: %v, want an error with %q", err, tc.wantErr)
 			}
-			if got := r.f.image("web"); got != tc.wantImage {
+			if got := r.f.Image("web"); got != tc.wantImage {
 				t.Errorf("web runs %s, want %s", got, tc.wantImage)
 			}
-			if got := r.f.replicas("web-worker"); got != tc.wantRole {
+			if got := r.f.Replicas("web-worker"); got != tc.wantRole {
 				t.Errorf("web-worker at %d replicas, want %d", got, tc.wantRole)
 			}
 			if l := r.last(); l == nil || l.Result != tc.wantLast || l.Digest != tc.wantDigest {
@@ -205,16 +205,16 @@ func TestApplyRoles(t *testing.T) {
 				if _, err := r.f.Apply(context.Background(), testDeployment("web-worker", imgHang, 1), applyOptions()); err != nil {
 					t.Fatal(err)
 				}
-				r.f.calls = nil
+				r.f.ResetCalls()
 			}
 			err := r.apply(context.Background(), tc.live, tc.roleImage, tc.change)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("apply: %v, want an error with %q", err, tc.wantErr)
 			}
-			if got := r.f.replicas("web-worker"); got != tc.wantRole {
+			if got := r.f.Replicas("web-worker"); got != tc.wantRole {
 				t.Errorf("web-worker at %d replicas, want %d", got, tc.wantRole)
 			}
-			if got := r.f.image("web-worker"); tc.wantImage != "" && got != tc.wantImage {
+			if got := r.f.Image("web-worker"); tc.wantImage != "" && got != tc.wantImage {
 				t.Errorf("web-worker runs %s, want %s", got, tc.wantImage)
 			}
 			if d := cmp.Diff(tc.wantCalls, r.f.Calls()); d != "" {
@@ -229,23 +229,21 @@ func TestApplyRoles(t *testing.T) {
 // plans a rollout in flight, follows it and starts the roles.
 func TestApplyKilledBetweenSteps(t *testing.T) {
 	r := newApplyRun(t, imgA)
-	frozen := r.f.killAt("apply Deployment web")
+	frozen := r.f.KillAt("apply Deployment web")
 	go r.apply(context.Background(), imgSlow, imgSlow, templateChange("web"), templateChange("web-worker")) //nolint:errcheck // killed: it never returns
 	<-frozen
 	if l := r.last(); l == nil || l.Result != event.RolloutInProgress || l.Digest != "sha256:slow" {
 		t.Fatalf("after the kill, last rollout %+v: want in flight of sha256:slow", l)
 	}
-	if ns := r.store.doc.Nodes["web"]; ns.PreviousReady != imgA {
+	if ns := r.store.Doc.Nodes["web"]; ns.PreviousReady != imgA {
 		t.Errorf("after the kill, previous ready %q, want %s", ns.PreviousReady, imgA)
 	}
-	if got := r.f.replicas("web-worker"); got != 0 {
+	if got := r.f.Replicas("web-worker"); got != 0 {
 		t.Errorf("after the kill, web-worker at %d replicas, want 0", got)
 	}
 
-	r.f.release()
-	r.f.mu.Lock()
-	r.f.calls = nil
-	r.f.mu.Unlock()
+	r.f.Release()
+	r.f.ResetCalls()
 	follow := plan.Change{Key: depKey("web"), Action: plan.Update, Reason: plan.InterruptedReason}
 	replicas := plan.Change{Key: depKey("web-worker"), Action: plan.Update, Diff: []plan.FieldDiff{{Path: "spec.replicas"}}}
 	if err := r.apply(context.Background(), imgSlow, imgSlow, follow, replicas); err != nil {
@@ -254,7 +252,7 @@ func TestApplyKilledBetweenSteps(t *testing.T) {
 	if l := r.last(); l == nil || l.Result != event.RolloutReady || l.Digest != "sha256:slow" {
 		t.Errorf("after the next apply, last rollout %+v: want ready of sha256:slow", l)
 	}
-	if got := r.f.replicas("web-worker"); got != 1 {
+	if got := r.f.Replicas("web-worker"); got != 1 {
 		t.Errorf("after the next apply, web-worker at %d replicas, want 1", got)
 	}
 }
@@ -269,10 +267,10 @@ func TestApplyPrunes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r.store.doc.Nodes["db"] = &state.NodeState{MachineID: "db"}
-	r.f.calls = nil
+	r.store.Doc.Nodes["db"] = &state.NodeState{MachineID: "db"}
+	r.f.ResetCalls()
 	svc := plan.Key{Kind: "Service", Namespace: "demo", Name: "web-old"}
-	p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.doc.Serial,
+	p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.Doc.Serial,
 		MachineIDs: map[string]string{"web": "id"},
 		Desired:    []*unstructured.Unstructured{testDeployment("web", imgA, 1), testDeployment("web-worker", imgA, 1)},
 		Nodes: []plan.NodePlan{
@@ -286,7 +284,7 @@ func TestApplyPrunes(t *testing.T) {
 	if d := cmp.Diff(want, r.f.Calls()); d != "" {
 		t.Errorf("calls (-want +got):\n%s", d)
 	}
-	if _, ok := r.store.doc.Nodes["db"]; ok {
+	if _, ok := r.store.Doc.Nodes["db"]; ok {
 		t.Error("the state still holds node db, which left the group")
 	}
 }

@@ -27,7 +27,7 @@ func TestNewNodeWaitsForItsClaim(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, tgt, f, p := benchFirstPlan(t, 1, true)
-			f.bindNow = tc.bindNow
+			f.BindNow = tc.bindNow
 			e.o.Timeout = tc.timeout
 			p.Steps = nil // built again by Apply, with this limit
 			var notes []string
@@ -37,7 +37,7 @@ func TestNewNodeWaitsForItsClaim(t *testing.T) {
 				}
 			})
 			claimApplied := make(chan struct{})
-			f.onCall = func(call string) {
+			f.OnCall = func(call string) {
 				if call == "apply PersistentVolumeClaim n000-state" {
 					close(claimApplied)
 				}
@@ -51,7 +51,7 @@ func TestNewNodeWaitsForItsClaim(t *testing.T) {
 				if slices.Contains(f.Calls(), "apply Deployment n000") {
 					t.Fatalf("the Deployment was applied before its claim was bound: %v", f.Calls())
 				}
-				f.bind("n000-state")
+				f.Bind("n000-state")
 			}
 			select {
 			case err := <-done:

@@ -14,16 +14,6 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// Get returns a copy of the object k as the fake holds it; nil when it has none.
-func (f *fakeCluster) Get(_ context.Context, k plan.Key) (*unstructured.Unstructured, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if u := f.objects[k]; u != nil {
-		return u.DeepCopy(), nil
-	}
-	return nil, nil
-}
-
 // configObject is a ConfigMap or Secret of node web in namespace demo holding data.
 func configObject(kind, name string, data map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"data": data}}
@@ -66,7 +56,7 @@ func TestRollbackPutsConfigBack(t *testing.T) {
 			update := func(kind, name string) plan.Change {
 				return plan.Change{Key: plan.Key{Kind: kind, Namespace: "demo", Name: name}, Action: plan.Update, Diff: []plan.FieldDiff{{Path: "data"}}}
 			}
-			p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.doc.Serial,
+			p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.Doc.Serial,
 				MachineIDs: map[string]string{"web": "id"},
 				Images:     []plan.Image{{Name: "web", Node: "web", Tag: "r/web:t", Digest: tc.image}},
 				Desired: []*unstructured.Unstructured{configObject("ConfigMap", "web-app", bad), configObject("Secret", "web-keys", newToken),
@@ -137,7 +127,7 @@ func TestRollbackNamesConfigItReads(t *testing.T) {
 			if _, err := r.f.Apply(ctx, configObject("ConfigMap", "web-app", live), applyOptions()); err != nil {
 				t.Fatal(err)
 			}
-			p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.doc.Serial,
+			p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.Doc.Serial,
 				MachineIDs: map[string]string{"web": "id"},
 				Images:     []plan.Image{{Name: "web", Node: "web", Tag: "r/web:t", Digest: imgCrash}},
 				Desired: []*unstructured.Unstructured{configObject("ConfigMap", "web-app", map[string]any{"level": "no-such-level"}),
@@ -151,7 +141,7 @@ func TestRollbackNamesConfigItReads(t *testing.T) {
 			if got := podConfigHash(d); got != tc.wantHash {
 				t.Errorf("the template set back has config hash %q, want %q", got, tc.wantHash)
 			}
-			if got := r.f.image("web"); got != imgA {
+			if got := r.f.Image("web"); got != imgA {
 				t.Errorf("web runs %s after the rollback, want %s", got, imgA)
 			}
 		})

@@ -29,14 +29,14 @@ func TestPlanDefersWhatIsUnchanged(t *testing.T) {
 	if err := e.Apply(ctx, first, tgt); err != nil {
 		t.Fatal(err)
 	}
-	for k, u := range f.objects { // the controllers' work: every Deployment ready
+	for k, u := range f.Objects { // the controllers' work: every Deployment ready
 		if k.Kind == "Deployment" {
 			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(),
 				"replicas": int64(1), "updatedReplicas": int64(1), "readyReplicas": int64(1)}
 		}
 	}
 	// n002's rollout in flight, as an apply killed while it waited leaves it: plan follows it.
-	doc := tgt.Store.(*memStore).doc
+	doc := tgt.Store.(*memStore).Doc
 	doc.Nodes["n002"].LastRollout = &event.Rollout{Result: event.RolloutInProgress, Message: "killed"}
 
 	p, err := e.Plan(ctx, tgt)
@@ -55,7 +55,7 @@ func TestPlanDefersWhatIsUnchanged(t *testing.T) {
 	if got := p.Counts().Update; got != 1 {
 		t.Errorf("second plan: %d updates, want n002's Deployment followed", got)
 	}
-	f.calls = nil
+	f.ResetCalls()
 	keep := &plan.Plan{Desired: append([]*unstructured.Unstructured(nil), p.Desired...), Deferred: maps.Clone(p.Deferred)}
 	if err := e.Apply(ctx, p, tgt); err != nil {
 		t.Fatalf("apply of the followed Deployments: %v", err)
@@ -63,7 +63,7 @@ func TestPlanDefersWhatIsUnchanged(t *testing.T) {
 	if diff := cmp.Diff([]string{"apply Deployment n002"}, f.Calls()); diff != "" {
 		t.Errorf("calls of the second apply (-want +got):\n%s", diff)
 	}
-	live := f.objects[plan.Key{Kind: "Deployment", Namespace: "scale", Name: "n002"}]
+	live := f.Objects[plan.Key{Kind: "Deployment", Namespace: "scale", Name: "n002"}]
 	if _, found, _ := unstructured.NestedMap(live.Object, "spec", "template"); !found {
 		t.Errorf("Deployment n002 applied without its template: %v", live.Object)
 	}

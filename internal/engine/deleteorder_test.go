@@ -21,7 +21,7 @@ func TestDeleteOrder(t *testing.T) {
 	ns.SetAPIVersion("v1")
 	ns.SetKind("Namespace")
 	ns.SetName("demo")
-	f.objects[plan.Key{Kind: "Namespace", Name: "demo"}] = ns
+	f.Objects[plan.Key{Kind: "Namespace", Name: "demo"}] = ns
 	want := []plan.Key{
 		{Kind: "ServiceMonitor", Namespace: "demo", Name: "web-worker"},
 		{Kind: "PodDisruptionBudget", Namespace: "demo", Name: "web-worker"},
@@ -43,7 +43,7 @@ func TestDeleteOrder(t *testing.T) {
 		u.SetNamespace(k.Namespace)
 		u.SetName(k.Name)
 		u.SetLabels(map[string]string{spec.LabelGroup: "demo", spec.LabelNode: "web"})
-		f.objects[k] = u
+		f.Objects[k] = u
 		live[k] = u
 	}
 	s, err := New(Options{Kube: f}).Scope(ctx, Target{Group: &spec.Group{Name: "demo"}, Namespace: "demo", Store: &memStore{}}, DestroyOptions{})

@@ -40,7 +40,7 @@ func TestDestroyScopeWithoutState(t *testing.T) {
 			ns.SetKind("Namespace")
 			ns.SetName("mv1")
 			ns.SetLabels(map[string]string{spec.LabelGroup: "mv", spec.LabelManagedBy: spec.ManagedBy})
-			f.objects[plan.Key{Kind: "Namespace", Name: "mv1"}] = ns
+			f.Objects[plan.Key{Kind: "Namespace", Name: "mv1"}] = ns
 			for _, kind := range []string{"PersistentVolumeClaim", "Service"} {
 				o := &unstructured.Unstructured{}
 				o.SetAPIVersion("v1")
@@ -52,10 +52,10 @@ func TestDestroyScopeWithoutState(t *testing.T) {
 				}
 				o.SetName(name)
 				o.SetLabels(map[string]string{spec.LabelGroup: "mv", spec.LabelManagedBy: spec.ManagedBy})
-				f.objects[plan.Key{Kind: kind, Namespace: "mv1", Name: name}] = o
+				f.Objects[plan.Key{Kind: kind, Namespace: "mv1", Name: name}] = o
 			}
 			e := New(Options{Kube: f})
-			s, err := e.Scope(context.Background(), Target{Group: g, Namespace: "mv1", Store: &memStore{doc: tc.doc}}, DestroyOptions{KeepClaims: tc.keepClaims})
+			s, err := e.Scope(context.Background(), Target{Group: g, Namespace: "mv1", Store: &memStore{Doc: tc.doc}}, DestroyOptions{KeepClaims: tc.keepClaims})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Scope: %v, want an error with %q", err, tc.wantErr)

@@ -23,7 +23,7 @@ func TestPlanDNSServiceReplaced(t *testing.T) {
 			e := New(Options{Kube: f, DNS: d, Timeout: time.Second})
 			p := &plan.Plan{Group: "demo", Namespace: "demo", Addresses: map[string][]string{"mail": {"192.0.2.7"}},
 				Nodes: []plan.NodePlan{{Node: "mail", Changes: []plan.Change{{Key: plan.Key{Kind: "Service", Namespace: "demo", Name: "mail"}, Action: tc.action}}}}}
-			if err := publishLane(e).PlanDNS(ctx, Target{Group: mailGroup(), Namespace: "demo", Store: store}.lent(), store.doc, p); err != nil {
+			if err := publishLane(e).PlanDNS(ctx, Target{Group: mailGroup(), Namespace: "demo", Store: store}.lent(), store.Doc, p); err != nil {
 				t.Fatal(err)
 			}
 			rs := p.Node("mail").Records

@@ -19,7 +19,7 @@ import (
 func publishedMail(d *fakeDNS, zone string) *memStore {
 	set := dns.Set{Name: "mail.example.org", Kind: dns.KindAddress, Values: []string{"192.0.2.7"}, TTL: 300, Node: "mail"}
 	d.Put(set.Name, set.Kind, dns.Seen{Owner: []string{set.OwnerTextOf(dns.Owner("demo", "demo", "uid-ks"))}, Records: set.Records()})
-	return &memStore{doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"mail": {
+	return &memStore{Doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"mail": {
 		DNS: []state.DNSRecord{{Name: set.Name, Kind: "address", Zone: zone}}}}}}
 }
 
@@ -39,7 +39,7 @@ func TestZoneChangeRetiresInOldZone(t *testing.T) {
 			tgt := Target{Group: g, Namespace: "demo", Store: store}
 			e := New(Options{Kube: f, DNS: d, Timeout: time.Second, Parallelism: 2})
 			p := &plan.Plan{Group: "demo", Namespace: "demo", Addresses: map[string][]string{"mail": {"192.0.2.7"}}}
-			if err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.doc, p); err != nil {
+			if err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.Doc, p); err != nil {
 				t.Fatal(err)
 			}
 			var got []string
@@ -57,7 +57,7 @@ func TestZoneChangeRetiresInOldZone(t *testing.T) {
 				t.Errorf("UPDATEs (-want +got):\n%s", diff)
 			}
 			want := []state.DNSRecord{{Name: "mail.example.net", Kind: "address", Zone: "example.net"}}
-			if diff := cmp.Diff(want, store.doc.Nodes["mail"].DNS); diff != "" {
+			if diff := cmp.Diff(want, store.Doc.Nodes["mail"].DNS); diff != "" {
 				t.Errorf("state's dns (-want +got):\n%s", diff)
 			}
 		})
@@ -75,7 +75,7 @@ func TestPublishRemovedRefused(t *testing.T) {
 	tgt := Target{Group: g, Namespace: "demo", Store: store}
 	e := New(Options{Kube: f, DNS: d, Timeout: time.Second, Parallelism: 2})
 	p := &plan.Plan{Group: "demo", Namespace: "demo"}
-	err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.doc, p)
+	err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.Doc, p)
 	if err == nil || !strings.Contains(err.Error(), "mail.example.org") || !strings.Contains(err.Error(), "put publish: back") {
 		t.Errorf("plan without publish: = %v, want a refusal naming mail.example.org", err)
 	}
@@ -85,8 +85,8 @@ func TestPublishRemovedRefused(t *testing.T) {
 	if got := d.Records("mail.example.org", dns.KindAddress); len(got) != 1 {
 		t.Errorf("the record was touched: %v", got)
 	}
-	store.doc.Nodes["mail"].DNS = nil // once retired: nothing to refuse
-	if err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.doc, p); err != nil {
+	store.Doc.Nodes["mail"].DNS = nil // once retired: nothing to refuse
+	if err := publishLane(e).PlanDNS(ctx, tgt.lent(), store.Doc, p); err != nil {
 		t.Errorf("plan without publish: and no records = %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestPlanSeesDroppedField(t *testing.T) {
 		reg.pushed(t, bl, j)
 	}
 	f := &dryRunCounter{fakeCluster: newFakeCluster()}
-	tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{doc: &state.Document{Group: "scale"}}}
+	tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{Doc: &state.Document{Group: "scale"}}}
 	e := New(Options{Kube: f, Builder: bl, Publisher: reg, Parallelism: 10})
 	apply := func(what string) *plan.Plan {
 		t.Helper()
@@ -56,7 +56,7 @@ func TestPlanSeesDroppedField(t *testing.T) {
 		if err := e.Apply(ctx, p, tgt); err != nil {
 			t.Fatalf("%s: apply: %v", what, err)
 		}
-		for k, u := range f.objects { // the controllers' work: every Deployment ready
+		for k, u := range f.Objects { // the controllers' work: every Deployment ready
 			if k.Kind == "Deployment" {
 				u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(),
 					"replicas": int64(1), "updatedReplicas": int64(1), "readyReplicas": int64(1)}
@@ -69,8 +69,8 @@ func TestPlanSeesDroppedField(t *testing.T) {
 	g.Nodes[0].Placement = placed
 	apply("with a placement")
 	dep := plan.Key{Kind: "Deployment", Namespace: "scale", Name: g.Nodes[0].Name}
-	if _, found, _ := unstructured.NestedSlice(f.objects[dep].Object, "spec", "template", "spec", "tolerations"); !found {
-		t.Fatalf("the live Deployment has no tolerations: %v", f.objects[dep].Object["spec"])
+	if _, found, _ := unstructured.NestedSlice(f.Objects[dep].Object, "spec", "template", "spec", "tolerations"); !found {
+		t.Fatalf("the live Deployment has no tolerations: %v", f.Objects[dep].Object["spec"])
 	}
 
 	g.Nodes[0].Placement = spec.Placement{}
@@ -91,7 +91,7 @@ func TestPlanSeesDroppedField(t *testing.T) {
 	if n := f.dry.Load(); n != 1 {
 		t.Errorf("plan without the placement: %d dry runs, want 1 (the Deployment)", n)
 	}
-	if _, found, _ := unstructured.NestedFieldNoCopy(f.objects[dep].Object, "spec", "template", "spec", "tolerations"); found {
+	if _, found, _ := unstructured.NestedFieldNoCopy(f.Objects[dep].Object, "spec", "template", "spec", "tolerations"); found {
 		t.Errorf("the live Deployment still has its tolerations after apply")
 	}
 

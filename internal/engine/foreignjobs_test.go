@@ -20,13 +20,13 @@ import (
 func TestForeignJobs(t *testing.T) {
 	nodes := []string{"held", "migrates", "fresh", "same", "unversioned", "ours"}
 	f := newFakeCluster()
-	f.liveJobs = map[string]*batchv1.Job{}
+	f.LiveJobs = map[string]*batchv1.Job{}
 	for _, n := range nodes {
 		labels := map[string]string{"app": "backup"}
 		if n == "ours" { // slipway's own removal Job of the group: never a conflict
 			labels = map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: "demo"}
 		}
-		f.liveJobs["demo/"+n+"-state"] = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: n + "-state", Namespace: "demo", Labels: labels}}
+		f.LiveJobs["demo/"+n+"-state"] = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: n + "-state", Namespace: "demo", Labels: labels}}
 	}
 	g := &spec.Group{Name: "demo"}
 	for _, n := range nodes {

@@ -54,7 +54,7 @@ func TestCheckFreshRefusesAnotherState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := New(Options{Kube: newFakeCluster()}).CheckFresh(context.Background(), &tc.p,
-				Target{Group: grp, Namespace: "demo", Store: &memStore{doc: doc}})
+				Target{Group: grp, Namespace: "demo", Store: &memStore{Doc: doc}})
 			got := ""
 			if err != nil {
 				got = err.Error()

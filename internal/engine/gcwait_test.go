@@ -49,7 +49,7 @@ func TestApplyCollectsMoreOftenWhileRollingOut(t *testing.T) {
 				Images:  []plan.Image{{Name: "web", Node: "web", Tag: "r/web:t", Digest: imgA}},
 				Desired: []*unstructured.Unstructured{testDeployment("web", imgA, 1)},
 				Nodes:   []plan.NodePlan{{Node: "web", Changes: []plan.Change{{Key: depKey("web"), Action: plan.Create}}}}}
-			store := &memStore{doc: &state.Document{Group: "demo"}}
+			store := &memStore{Doc: &state.Document{Group: "demo"}}
 			e := New(Options{Kube: f, Parallelism: 1, Timeout: time.Minute})
 			if err := e.Apply(context.Background(), p, Target{Group: g, Namespace: "demo", Store: store}); err != nil {
 				t.Fatal(err)

@@ -123,7 +123,7 @@ func TestRenderPinsWhatApplyPins(t *testing.T) {
 			if _, err := f.Apply(ctx, running, applyOptions()); err != nil {
 				t.Fatal(err)
 			}
-			store := &memStore{doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"web": {MachineID: "state-id"}}}}
+			store := &memStore{Doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"web": {MachineID: "state-id"}}}}
 			grp := &spec.Group{Name: "demo", Nodes: []*spec.Node{
 				{Name: "web", Roles: []*spec.Role{{Name: "sso", Replicas: 1, Service: &spec.Service{}}}},
 				{Name: "db"}, {Name: "cache"},

@@ -24,7 +24,7 @@ func TestApplyKeepClaims(t *testing.T) {
 	ns.SetKind("Namespace")
 	ns.SetName("demo")
 	ns.SetLabels(map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: "demo"})
-	f.objects[plan.Key{Kind: "Namespace", Name: "demo"}] = ns
+	f.Objects[plan.Key{Kind: "Namespace", Name: "demo"}] = ns
 	dep, claim := plan.Key{Kind: "Deployment", Namespace: "demo", Name: "db"}, plan.Key{Kind: "PersistentVolumeClaim", Namespace: "demo", Name: "db-state"}
 	for _, k := range []plan.Key{dep, claim} {
 		u := &unstructured.Unstructured{}
@@ -32,9 +32,9 @@ func TestApplyKeepClaims(t *testing.T) {
 		u.SetNamespace(k.Namespace)
 		u.SetName(k.Name)
 		u.SetLabels(map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: "demo", spec.LabelNode: "db"})
-		f.objects[k] = u
+		f.Objects[k] = u
 	}
-	store := &memStore{doc: &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"db": {
+	store := &memStore{Doc: &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"db": {
 		MachineID: "id-db", Protect: true, Image: state.ImageRecord{Ref: "r/demo/db", Digest: "sha256:aa"}, StateVersion: "3",
 	}}}}
 	g := &spec.Group{Name: "demo", File: "slipway.yaml"}
@@ -50,11 +50,11 @@ func TestApplyKeepClaims(t *testing.T) {
 	if err := e.Apply(ctx, p, kept); err != nil {
 		t.Fatal(err)
 	}
-	if f.objects[dep] != nil || f.objects[claim] == nil {
-		t.Errorf("after apply --keep-claims: Deployment there %v, claim there %v; want false, true", f.objects[dep] != nil, f.objects[claim] != nil)
+	if f.Objects[dep] != nil || f.Objects[claim] == nil {
+		t.Errorf("after apply --keep-claims: Deployment there %v, claim there %v; want false, true", f.Objects[dep] != nil, f.Objects[claim] != nil)
 	}
 	want := &state.NodeState{MachineID: "id-db", Protect: true, StateVersion: "3"}
-	if d := cmp.Diff(want, store.doc.Nodes["db"]); d != "" {
+	if d := cmp.Diff(want, store.Doc.Nodes["db"]); d != "" {
 		t.Errorf("node db's record (-want +got):\n%s", d)
 	}
 	p, err = e.PlanForApply(ctx, kept)
@@ -64,7 +64,7 @@ func TestApplyKeepClaims(t *testing.T) {
 	if err := e.Apply(ctx, p, kept); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(want, store.doc.Nodes["db"]); d != "" {
+	if d := cmp.Diff(want, store.Doc.Nodes["db"]); d != "" {
 		t.Errorf("node db's record after a run without changes (-want +got):\n%s", d)
 	}
 	if _, err := e.PlanForApply(ctx, Target{Group: g, Namespace: "demo", Store: store}); err == nil {

@@ -45,18 +45,18 @@ func migrationRun(t *testing.T, from string, cp *state.StateCopy) *applyRun {
 	if _, err := r.f.Apply(context.Background(), versioned("web", imgA, from, from != ""), applyOptions()); err != nil {
 		t.Fatal(err)
 	}
-	r.store.doc = &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"web": {
+	r.store.Doc = &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"web": {
 		MachineID: "id", Image: state.ImageRecord{Ref: "r/web", Digest: digestOf(imgA)},
 		ReadyTemplate: templateHash(r.f, depKey("web")), PreviousReady: imgA, StateVersion: from, Copy: cp,
 		LastRollout: &event.Rollout{Result: event.RolloutReady, Digest: digestOf(imgA)}}}}
-	r.f.calls = nil
+	r.f.ResetCalls()
 	return r
 }
 
 // migrate applies web at image and state version to, as plan makes it: a migration when to
 // differs from the state's version, a copy to remove when the state holds one that is done.
 func (r *applyRun) migrate(ctx context.Context, image, to string) error {
-	ns := r.store.doc.Nodes["web"]
+	ns := r.store.Doc.Nodes["web"]
 	np := plan.NodePlan{Node: "web", Changes: []plan.Change{templateChange("web")}}
 	if to != ns.StateVersion {
 		np.Migration = &plan.Migration{From: ns.StateVersion, To: to}
@@ -67,7 +67,7 @@ func (r *applyRun) migrate(ctx context.Context, image, to string) error {
 	if image == "" {
 		np.Changes = nil
 	}
-	p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.doc.Serial,
+	p := &plan.Plan{Group: "demo", Namespace: "demo", StateSerial: r.store.Doc.Serial,
 		MachineIDs: map[string]string{"web": "id"},
 		Images:     []plan.Image{{Name: "web", Node: "web", Tag: "r/web:t", Digest: image}},
 		Desired:    []*unstructured.Unstructured{versioned("web", image, to, true)},
@@ -78,16 +78,16 @@ func (r *applyRun) migrate(ctx context.Context, image, to string) error {
 
 // liveStateStep is the version of the state step of web's live template, and whether it has one.
 func (r *applyRun) liveStateStep() (string, bool) {
-	r.f.mu.Lock()
-	defer r.f.mu.Unlock()
-	return render.StateInitVersion(&r.f.deps["web"].dep.Spec.Template.Spec)
+	r.f.Mu.Lock()
+	defer r.f.Mu.Unlock()
+	return render.StateInitVersion(&r.f.Deps["web"].Dep.Spec.Template.Spec)
 }
 
 // liveStateEnv is the value of the variable name in the state step of web's live template.
 func (r *applyRun) liveStateEnv(name string) string {
-	r.f.mu.Lock()
-	defer r.f.mu.Unlock()
-	for _, c := range r.f.deps["web"].dep.Spec.Template.Spec.InitContainers {
+	r.f.Mu.Lock()
+	defer r.f.Mu.Unlock()
+	for _, c := range r.f.Deps["web"].Dep.Spec.Template.Spec.InitContainers {
 		for _, e := range c.Env {
 			if c.Name == render.InitContainerState && e.Name == name {
 				return e.Value
@@ -133,12 +133,12 @@ func TestApplyMigration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := migrationRun(t, tc.from, tc.copy)
-			r.f.jobErr = tc.jobErr
+			r.f.JobErr = tc.jobErr
 			err := r.migrate(context.Background(), tc.image, tc.to)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("apply: %v, want an error with %q", err, tc.wantErr)
 			}
-			ns := r.store.doc.Nodes["web"]
+			ns := r.store.Doc.Nodes["web"]
 			if ns.StateVersion != tc.wantVersion {
 				t.Errorf("state version %q, want %q", ns.StateVersion, tc.wantVersion)
 			}
@@ -152,7 +152,7 @@ func TestApplyMigration(t *testing.T) {
 				t.Errorf("the live template's state step puts back the hand-over to %q, want %q", got, tc.wantRestore)
 			}
 			var jobs []string
-			for _, j := range r.f.jobs {
+			for _, j := range r.f.Jobs {
 				c := j.Spec.Template.Spec.Containers[0]
 				if got := c.Command[len(c.Command)-1]; got != "remove" || c.Command[2] != render.StateScript {
 					t.Errorf("Job %s runs %q, want the state step in mode remove", j.Name, got)
@@ -174,21 +174,19 @@ func TestApplyMigration(t *testing.T) {
 // rollout, records the new version only once it ran ready, and removes the copy.
 func TestApplyMigrationKilled(t *testing.T) {
 	r := migrationRun(t, "1", nil)
-	frozen := r.f.killAt("apply Deployment web")
+	frozen := r.f.KillAt("apply Deployment web")
 	go r.migrate(context.Background(), imgSlow, "2") //nolint:errcheck // killed: it never returns
 	<-frozen
-	ns := r.store.doc.Nodes["web"]
+	ns := r.store.Doc.Nodes["web"]
 	if ns.StateVersion != "1" || ns.Copy == nil || *ns.Copy != (state.StateCopy{From: "1", To: "2"}) || !inFlight(ns) {
 		t.Fatalf("after the kill: version %q, copy %+v, last rollout %+v; want 1, a copy 1 -> 2, in flight", ns.StateVersion, ns.Copy, ns.LastRollout)
 	}
-	r.f.release()
-	r.f.mu.Lock()
-	r.f.calls = nil
-	r.f.mu.Unlock()
+	r.f.Release()
+	r.f.ResetCalls()
 	if err := r.migrate(context.Background(), imgSlow, "2"); err != nil {
 		t.Fatal(err)
 	}
-	if ns := r.store.doc.Nodes["web"]; ns.StateVersion != "2" || ns.Copy != nil {
+	if ns := r.store.Doc.Nodes["web"]; ns.StateVersion != "2" || ns.Copy != nil {
 		t.Errorf("after the next apply: version %q, copy %+v; want 2 and none", ns.StateVersion, ns.Copy)
 	}
 	if d := cmp.Diff([]string{"apply Deployment web", "run Job web-state"}, r.f.Calls()); d != "" {

@@ -37,9 +37,9 @@ func TestPlanServiceMonitor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeCluster()
-			f.serves = map[schema.GroupVersionKind]bool{kube.ServiceMonitorKind: tc.served}
+			f.Serves = map[schema.GroupVersionKind]bool{kube.ServiceMonitorKind: tc.served}
 			b, reg := &fakeBuilder{imgs: map[string]v1.Image{}}, &fakeRegistry{tags: map[string]v1.Hash{}}
-			store := &memStore{doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"web": {MachineID: "id"}}}}
+			store := &memStore{Doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"web": {MachineID: "id"}}}}
 			tgt := Target{Group: grp, Namespace: "demo", Jobs: jobs, Store: store}
 			p, err := New(Options{Kube: f, Builder: b, Publisher: reg}).Plan(context.Background(), tgt)
 			if err != nil {

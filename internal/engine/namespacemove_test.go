@@ -65,7 +65,7 @@ func TestDestroyRefusesAnotherNamespace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeCluster()
-			store := &memStore{doc: &tc.doc}
+			store := &memStore{Doc: &tc.doc}
 			_, err := New(Options{Kube: f}).Destroy(context.Background(), Target{Group: &spec.Group{Name: "demo"}, Namespace: "b", Store: store}, DestroyOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("destroy = %v, want a refusal with %q", err, tc.want)
@@ -73,8 +73,8 @@ func TestDestroyRefusesAnotherNamespace(t *testing.T) {
 			if d := cmp.Diff([]string(nil), f.Calls()); d != "" {
 				t.Errorf("calls (-want +got):\n%s", d)
 			}
-			if store.doc == nil || store.writes != 0 {
-				t.Errorf("the state after a refused destroy: %+v, %d writes", store.doc, store.writes)
+			if store.Doc == nil || store.Writes != 0 {
+				t.Errorf("the state after a refused destroy: %+v, %d writes", store.Doc, store.Writes)
 			}
 		})
 	}

@@ -55,7 +55,7 @@ func TestNamespaceBelongsToOneDeployment(t *testing.T) {
 				d.SetName("web")
 				d.SetNamespace(tc.ns)
 				d.SetLabels(map[string]string{spec.LabelGroup: tc.other, spec.LabelManagedBy: spec.ManagedBy, spec.LabelName: "web"})
-				f.objects[plan.Key{Kind: "Deployment", Namespace: tc.ns, Name: "web"}] = d
+				f.Objects[plan.Key{Kind: "Deployment", Namespace: tc.ns, Name: "web"}] = d
 			}
 			store := &memStore{}
 			e := New(Options{Kube: f, Builder: &fakeBuilder{imgs: map[string]v1.Image{}}, Publisher: &fakeRegistry{tags: map[string]v1.Hash{}}, Parallelism: 10})
@@ -70,8 +70,8 @@ func TestNamespaceBelongsToOneDeployment(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Plan: %v, want an error with %q", err, tc.want)
 			}
-			if store.writes != 0 || len(f.Calls()) != 0 {
-				t.Errorf("the plan wrote: %d state writes, cluster calls %q", store.writes, f.Calls())
+			if store.Writes != 0 || len(f.Calls()) != 0 {
+				t.Errorf("the plan wrote: %d state writes, cluster calls %q", store.Writes, f.Calls())
 			}
 		})
 	}

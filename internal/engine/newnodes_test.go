@@ -40,8 +40,8 @@ func TestNewNodesNotPaced(t *testing.T) {
 		}
 		p.Nodes = append(p.Nodes, plan.NodePlan{Node: name, Changes: []plan.Change{c}})
 	}
-	f.calls = nil
-	store := &memStore{doc: doc}
+	f.ResetCalls()
+	store := &memStore{Doc: doc}
 	p.StateSerial = doc.Serial
 	e := New(Options{Kube: f, Parallelism: 1, NewNodes: 10, Timeout: time.Minute})
 	done := make(chan error, 1)
@@ -68,7 +68,7 @@ func TestNewNodesNotPaced(t *testing.T) {
 	if !slices.Equal(got[:4], []string{"n0", "n1", "n2", "n3"}) || len(got) != 5 {
 		t.Errorf("before any rollout ended, Deployments applied: %v; want n0…n3 and one of n4, n5", got)
 	}
-	f.release()
+	f.Release()
 	if err := <-done; err != nil {
 		t.Fatalf("apply: %v", err)
 	}

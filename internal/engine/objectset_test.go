@@ -46,7 +46,7 @@ func TestApplyReleasesEachNodesObjects(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen []string
-	f.onCall = func(call string) {
+	f.OnCall = func(call string) {
 		if call != "apply Deployment n2" {
 			return
 		}
@@ -54,7 +54,7 @@ func TestApplyReleasesEachNodesObjects(t *testing.T) {
 		defer mu.Unlock()
 		seen = append(seen, fmt.Sprintf("n0 collected %v, n2 collected %v", collected("n0"), collected("n2")))
 	}
-	store := &memStore{doc: &state.Document{Group: "demo"}}
+	store := &memStore{Doc: &state.Document{Group: "demo"}}
 	e := New(Options{Kube: f, Parallelism: 1, NewNodes: 1, Timeout: time.Minute})
 	if err := e.Apply(context.Background(), p, Target{Group: g, Namespace: "demo", Store: store}); err != nil {
 		t.Fatalf("apply: %v", err)

@@ -85,7 +85,7 @@ func benchFirstPlan(b testing.TB, n int, pushed bool) (*Engine, Target, *fakeClu
 			reg.pushed(b, bl, j)
 		}
 	}
-	tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{doc: &state.Document{Group: "scale"}}}
+	tgt := Target{Group: g, Namespace: "scale", Jobs: jobs, Store: &memStore{Doc: &state.Document{Group: "scale"}}}
 	e := New(Options{Kube: f, Builder: bl, Publisher: reg, Parallelism: 10})
 	p, err := e.Plan(context.Background(), tgt)
 	if err != nil {
@@ -107,7 +107,7 @@ func BenchmarkNoOpPlan(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			for k, u := range f.objects { // the controllers' work: every Deployment ready
+			for k, u := range f.Objects { // the controllers' work: every Deployment ready
 				if k.Kind == "Deployment" {
 					u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(),
 						"replicas": int64(1), "updatedReplicas": int64(1), "readyReplicas": int64(1)}

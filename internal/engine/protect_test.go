@@ -51,16 +51,16 @@ func TestKeepClaimsKeepsTheVolumesRecord(t *testing.T) {
 	ns.SetKind("Namespace")
 	ns.SetName("demo")
 	ns.SetLabels(map[string]string{spec.LabelManagedBy: spec.ManagedBy, spec.LabelGroup: "demo"})
-	f.objects[plan.Key{Kind: "Namespace", Name: "demo"}] = ns
+	f.Objects[plan.Key{Kind: "Namespace", Name: "demo"}] = ns
 	for _, k := range []plan.Key{{Kind: "Deployment", Namespace: "demo", Name: "db"}, {Kind: "PersistentVolumeClaim", Namespace: "demo", Name: "db-state"}} {
 		u := &unstructured.Unstructured{}
 		u.SetKind(k.Kind)
 		u.SetNamespace(k.Namespace)
 		u.SetName(k.Name)
 		u.SetLabels(map[string]string{spec.LabelGroup: "demo", spec.LabelNode: "db"})
-		f.objects[k] = u
+		f.Objects[k] = u
 	}
-	store := &memStore{doc: &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"db": {
+	store := &memStore{Doc: &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"db": {
 		MachineID: "id-db", Protect: true, Image: state.ImageRecord{Ref: "r/demo/db", Digest: "sha256:aa"},
 		ReadyTemplate: "abc", StateVersion: "14", Copy: &state.StateCopy{From: "14", To: "15"},
 	}}}}
@@ -69,7 +69,7 @@ func TestKeepClaimsKeepsTheVolumesRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &state.NodeState{MachineID: "id-db", Protect: true, StateVersion: "14", Copy: &state.StateCopy{From: "14", To: "15"}}
-	if d := cmp.Diff(want, store.doc.Nodes["db"]); d != "" {
+	if d := cmp.Diff(want, store.Doc.Nodes["db"]); d != "" {
 		t.Errorf("node db's record after destroy --keep-claims (-want +got):\n%s", d)
 	}
 }

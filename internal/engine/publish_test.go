@@ -86,7 +86,7 @@ func publishApply(t *testing.T, f *fakeCluster, g *spec.Group) error {
 	for _, n := range []string{"", "mail", "www"} {
 		p.Nodes = append(p.Nodes, *byNode[n])
 	}
-	store := &memStore{doc: &state.Document{Group: "demo"}}
+	store := &memStore{Doc: &state.Document{Group: "demo"}}
 	e := New(Options{Kube: f, Timeout: time.Second, Parallelism: 2})
 	return e.Apply(context.Background(), p, Target{Group: g, Namespace: "demo", Store: store})
 }
@@ -141,11 +141,11 @@ func TestApplyPublishAddress(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeCluster()
-			f.pub = fakePublish{
-				gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "public"}, Spec: gwv1.GatewaySpec{GatewayClassName: "fake"},
+			f.Pub = fakePublish{
+				Gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "public"}, Spec: gwv1.GatewaySpec{GatewayClassName: "fake"},
 					Status: gwv1.GatewayStatus{Addresses: []gwv1.GatewayStatusAddress{{Value: "192.0.2.1"}}}},
-				class:       &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "fake"}, Spec: gwv1.GatewayClassSpec{ControllerName: testController}},
-				routeStatus: tt.status, addresses: tt.addresses,
+				Class:       &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "fake"}, Spec: gwv1.GatewayClassSpec{ControllerName: testController}},
+				RouteStatus: tt.status, Addresses: tt.addresses,
 			}
 			err := publishApply(t, f, publishGroup(limit))
 			switch {
@@ -173,10 +173,10 @@ func TestApplyPublishAddress(t *testing.T) {
 // www, the Service's ingress for mail; nothing for a node without names.
 func TestStatusAddresses(t *testing.T) {
 	f := newFakeCluster()
-	f.pub = fakePublish{
-		gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "public"},
+	f.Pub = fakePublish{
+		Gateway: &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "public"},
 			Status: gwv1.GatewayStatus{Addresses: []gwv1.GatewayStatusAddress{{Value: "192.0.2.1"}, {Value: "2001:db8::1"}}}},
-		addresses: map[string]string{"mail": "192.0.2.7"},
+		Addresses: map[string]string{"mail": "192.0.2.7"},
 	}
 	g := publishGroup(time.Second)
 	g.Nodes = append(g.Nodes, &spec.Node{Name: "db"})

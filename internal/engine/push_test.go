@@ -81,7 +81,7 @@ func pushPlan(t *testing.T, reg *gatedRegistry, nodes ...string) (*Engine, *plan
 	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "demo"}}}
 	p.Desired = append(p.Desired, nsObj)
 	p.Nodes = append(p.Nodes, plan.NodePlan{Node: "", Changes: []plan.Change{{Key: plan.Key{Kind: "Namespace", Name: "demo"}, Action: plan.Create}}})
-	store := &memStore{doc: &state.Document{Group: "demo"}}
+	store := &memStore{Doc: &state.Document{Group: "demo"}}
 	return e, p, Target{Group: g, Namespace: "demo", Store: store}, f
 }
 

@@ -18,18 +18,18 @@ import (
 // cannot erase what the terminal shows nor write a line of slipway's (issue 35, item 8).
 func TestFailureReportQuotesTheCluster(t *testing.T) {
 	f := newFakeCluster()
-	f.podLog = "starting\n\x1b[1A\x1b[2KNo changes.\rdone"
-	f.applyDeployment(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "demo"},
+	f.PodLog = "starting\n\x1b[1A\x1b[2KNo changes.\rdone"
+	f.PutDeployment(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "demo"},
 		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "node", Image: imgCrash}}}}}})
-	pod := f.deps["web"].pods[0]
+	pod := f.Deps["web"].Pods[0]
 	k := plan.Key{Kind: "Deployment", Namespace: "demo", Name: "web"}
 	dep, rss, pods, evs := f.Deployment("demo", "web")
 	// A container's termination message is whatever it wrote to /dev/termination-log.
 	pods[0].Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: 1, Message: "failed\x1b[2K\nNo changes."}}
 	res := status.Rollout(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs})
-	f.deps["web"].pods[0] = pods[0]
+	f.Deps["web"].Pods[0] = pods[0]
 
 	report := res.Message + New(Options{Kube: f}).failureReport(context.Background(), f, k, res)
 	if strings.ContainsAny(report, "\x1b\r") {

@@ -48,9 +48,9 @@ func TestPreflightErrorWinsOverInputs(t *testing.T) {
 			if tc.owner != "" {
 				ns.SetLabels(map[string]string{spec.LabelGroup: tc.owner})
 			}
-			f.objects[plan.Key{Kind: "Namespace", Name: "scale"}] = ns
+			f.Objects[plan.Key{Kind: "Namespace", Name: "scale"}] = ns
 			bl := &failingBuilder{fakeBuilder: fakeBuilder{imgs: map[string]v1.Image{}}, missing: "missing"}
-			store := &memStore{doc: &state.Document{Group: "scale"}}
+			store := &memStore{Doc: &state.Document{Group: "scale"}}
 			e := New(Options{Kube: f, Builder: bl, Publisher: &fakeRegistry{tags: map[string]v1.Hash{}}, Parallelism: 10})
 			_, err := e.Plan(context.Background(), Target{Group: g, Namespace: "scale", Jobs: jobs, Store: store})
 			if err == nil || !strings.Contains(err.Error(), tc.wantSubstr) {
@@ -60,8 +60,8 @@ func TestPreflightErrorWinsOverInputs(t *testing.T) {
 			if got := errors.As(err, &pe); got != tc.preflight {
 				t.Errorf("a PreflightError: %v, want %v (%v)", got, tc.preflight, err)
 			}
-			if store.writes != 0 || len(f.Calls()) != 0 {
-				t.Errorf("the plan wrote: %d state writes, cluster calls %q", store.writes, f.Calls())
+			if store.Writes != 0 || len(f.Calls()) != 0 {
+				t.Errorf("the plan wrote: %d state writes, cluster calls %q", store.Writes, f.Calls())
 			}
 		})
 	}

@@ -22,30 +22,6 @@ import (
 	"slipway.dev/slipway/internal/status"
 )
 
-var errDiskFull = errors.New("disk full")
-
-// memStore is a state.Store in memory whose writes fail while fail is set.
-type memStore struct {
-	doc    *state.Document
-	fail   bool
-	writes int
-}
-
-func (m *memStore) Read(context.Context) (*state.Document, error) { return m.doc, nil }
-func (m *memStore) Delete(context.Context) error                  { m.doc = nil; return nil }
-func (m *memStore) Location() string                              { return "mem://test" }
-
-func (m *memStore) Write(_ context.Context, d *state.Document) error {
-	if m.fail {
-		return errDiskFull
-	}
-	m.writes++
-	d.Serial++
-	cp := *d
-	m.doc = &cp
-	return nil
-}
-
 // requireStateWriteError fails unless err holds a StateWriteError of the write when at mem://test
 // wrapping errDiskFull, and its message names both.
 func requireStateWriteError(t *testing.T, err error, when string) {
@@ -61,7 +37,7 @@ func requireStateWriteError(t *testing.T, err error, when string) {
 
 // Issue 11 item 8: an apply whose state write fails fails, naming the step and the backend.
 func TestApplyStateWriteFails(t *testing.T) {
-	store := &memStore{fail: true}
+	store := &memStore{Fail: true}
 	e := New(Options{})
 	p := &plan.Plan{Group: "demo", Namespace: "demo", MachineIDs: map[string]string{"web": "id"}}
 	err := e.Apply(context.Background(), p, Target{Group: &spec.Group{Name: "demo", Nodes: []*spec.Node{{Name: "web"}}}, Namespace: "demo", Store: store})
@@ -118,7 +94,7 @@ func TestSettle(t *testing.T) {
 			if err := rec.inFlight(ctx, "web", "web", "r/web@sha256:b", ""); err != nil {
 				t.Fatal(err)
 			}
-			store.fail = tc.fail
+			store.Fail = tc.fail
 			if tc.interrupted {
 				cancel()
 			}
@@ -162,7 +138,7 @@ func TestSettle(t *testing.T) {
 // The removal of a node that left the group is recorded, and a failed write is an error that
 // names it (it was dropped: issue 11 item 8).
 func TestRecorderRemovedFails(t *testing.T) {
-	store := &memStore{fail: true}
+	store := &memStore{Fail: true}
 	rec := newRecorder(store, &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"db": {}}})
 	requireStateWriteError(t, rec.removed(context.Background(), "db"), "after removing node db")
 }
@@ -170,7 +146,7 @@ func TestRecorderRemovedFails(t *testing.T) {
 // Writes are spaced by the recorder's pace: the updates of many steps finishing within it go
 // out together, each returning only once a written document holds its change.
 func TestStateWritesArePaced(t *testing.T) {
-	store := &memStore{doc: &state.Document{Group: "demo"}}
+	store := &memStore{Doc: &state.Document{Group: "demo"}}
 	r := newRecorder(store, &state.Document{Group: "demo"})
 	r.pace = 100 * time.Millisecond
 	ctx := context.Background()
@@ -186,7 +162,7 @@ func TestStateWritesArePaced(t *testing.T) {
 			}
 			// Returned: the store holds this node (read under the writers' lock).
 			r.wmu.Lock()
-			_, ok := store.doc.Nodes[name]
+			_, ok := store.Doc.Nodes[name]
 			r.wmu.Unlock()
 			if !ok {
 				t.Errorf("update of %s returned before a write held it", name)
@@ -194,10 +170,10 @@ func TestStateWritesArePaced(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if store.writes > 3 {
-		t.Errorf("%d writes for 21 updates, 20 of them at once; want them paced into at most 3", store.writes)
+	if store.Writes > 3 {
+		t.Errorf("%d writes for 21 updates, 20 of them at once; want them paced into at most 3", store.Writes)
 	}
-	if len(store.doc.Nodes) != 21 {
-		t.Errorf("the last document holds %d nodes, want 21", len(store.doc.Nodes))
+	if len(store.Doc.Nodes) != 21 {
+		t.Errorf("the last document holds %d nodes, want 21", len(store.Doc.Nodes))
 	}
 }

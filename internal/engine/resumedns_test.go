@@ -27,8 +27,8 @@ func publishedFake(t *testing.T) (*fakeCluster, *fakeDNS) {
 	ks.SetKind("Namespace")
 	ks.SetName("kube-system")
 	ks.SetUID("uid-ks")
-	f.objects[plan.Key{Kind: "Namespace", Name: "kube-system"}] = ks
-	f.pub.addresses = map[string]string{"mail": "192.0.2.7"}
+	f.Objects[plan.Key{Kind: "Namespace", Name: "kube-system"}] = ks
+	f.Pub.Addresses = map[string]string{"mail": "192.0.2.7"}
 	return f, newFakeDNS()
 }
 
@@ -59,12 +59,12 @@ func TestResumeRolledBackPublishes(t *testing.T) {
 	if _, err := f.Apply(ctx, nodeDeployment("mail", imgA, 1), applyOptions()); err != nil {
 		t.Fatal(err)
 	}
-	ready := f.deps["mail"].rss[0].Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+	ready := f.Deps["mail"].RSs[0].Labels[appsv1.DefaultDeploymentUniqueLabelKey]
 	// Suspended, then an apply changed its template (to one that crashes) at 0 replicas.
 	if _, err := f.Apply(ctx, nodeDeployment("mail", imgCrash, 0), applyOptions()); err != nil {
 		t.Fatal(err)
 	}
-	store := &memStore{doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"mail": {
+	store := &memStore{Doc: &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"mail": {
 		Suspended: true, ReadyTemplate: ready, PreviousReady: imgA,
 		LastRollout: &event.Rollout{Result: event.RolloutInProgress, Digest: "sha256:crash"},
 	}}}}
@@ -73,13 +73,13 @@ func TestResumeRolledBackPublishes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rolled back to sha256:a") {
 		t.Fatalf("resume = %v, want the rollback to sha256:a", err)
 	}
-	if got := f.image("mail"); got != imgA {
+	if got := f.Image("mail"); got != imgA {
 		t.Fatalf("mail runs %s, want %s (set back)", got, imgA)
 	}
 	if diff := cmp.Diff([]string{"A 192.0.2.7"}, d.Records("mail.example.org", dns.KindAddress)); diff != "" {
 		t.Errorf("mail.example.org after resume set the node back (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]state.DNSRecord{{Name: "mail.example.org", Kind: "address", Zone: "example.org"}}, store.doc.Nodes["mail"].DNS); diff != "" {
+	if diff := cmp.Diff([]state.DNSRecord{{Name: "mail.example.org", Kind: "address", Zone: "example.org"}}, store.Doc.Nodes["mail"].DNS); diff != "" {
 		t.Errorf("state's dns of mail (-want +got):\n%s", diff)
 	}
 }

@@ -94,17 +94,8 @@ func rollbackObject(prev *appsv1.Deployment) *appsv1.Deployment {
 	}
 }
 
-func firstImage(cs []corev1.Container) string {
-	for _, c := range cs {
-		if c.Name == render.ContainerNode || c.Name == render.ContainerService {
-			return c.Image
-		}
-	}
-	if len(cs) > 0 {
-		return cs[0].Image
-	}
-	return ""
-}
+// firstImage is the image a pod of containers cs runs (render.RunningImage).
+func firstImage(cs []corev1.Container) string { return render.RunningImage(cs) }
 
 // digestOf returns the sha256:… part of a reference pinned by digest.
 func digestOf(ref string) string {

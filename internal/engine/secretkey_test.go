@@ -31,16 +31,16 @@ func TestSecretKey(t *testing.T) {
 
 	g := &spec.Group{Name: "demo", Nodes: []*spec.Node{{Name: "web"}}}
 	store := &memStore{}
-	if key, err := New(Options{}).RecordSecretKey(ctx, Target{Group: g, Store: store}); err != nil || key != nil || store.writes != 0 {
-		t.Errorf("a group without secrets: key %x, %v, %d writes; want none", key, err, store.writes)
+	if key, err := New(Options{}).RecordSecretKey(ctx, Target{Group: g, Store: store}); err != nil || key != nil || store.Writes != 0 {
+		t.Errorf("a group without secrets: key %x, %v, %d writes; want none", key, err, store.Writes)
 	}
 	g.Nodes[0].Secrets = []spec.SecretSource{{Name: "app", Object: "web-app"}}
 	first, err := New(Options{}).RecordSecretKey(ctx, Target{Group: g, Store: store})
-	if err != nil || len(first) != spec.SecretKeyBytes || store.writes != 1 {
-		t.Fatalf("first record: key %x, %v, %d writes; want a key written once", first, err, store.writes)
+	if err != nil || len(first) != spec.SecretKeyBytes || store.Writes != 1 {
+		t.Fatalf("first record: key %x, %v, %d writes; want a key written once", first, err, store.Writes)
 	}
 	again, err := New(Options{}).RecordSecretKey(ctx, Target{Group: g, Store: store})
-	if err != nil || !bytes.Equal(first, again) || store.writes != 1 {
-		t.Errorf("second record: key %x, %v, %d writes; want the same key, nothing written", again, err, store.writes)
+	if err != nil || !bytes.Equal(first, again) || store.Writes != 1 {
+		t.Errorf("second record: key %x, %v, %d writes; want the same key, nothing written", again, err, store.Writes)
 	}
 }

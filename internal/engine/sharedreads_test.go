@@ -58,10 +58,10 @@ func (c *countingCluster) matching(kind, ns, selector string) []*unstructured.Un
 	if err != nil {
 		panic(err)
 	}
-	c.fakeCluster.mu.Lock()
-	defer c.fakeCluster.mu.Unlock()
+	c.fakeCluster.Mu.Lock()
+	defer c.fakeCluster.Mu.Unlock()
 	var out []*unstructured.Unstructured
-	for k, u := range c.objects {
+	for k, u := range c.Objects {
 		switch {
 		case kind == "" && k.Kind == "Namespace", kind != "" && k.Kind != kind, ns != "" && k.Namespace != ns:
 		case sel.Matches(labels.Set(u.GetLabels())):
@@ -115,9 +115,9 @@ func (c *countingCluster) put(apiVersion, kind, ns, name string, lbls map[string
 	u.SetNamespace(ns)
 	u.SetName(name)
 	u.SetLabels(lbls)
-	c.fakeCluster.mu.Lock()
-	defer c.fakeCluster.mu.Unlock()
-	c.objects[plan.Key{Kind: kind, Namespace: ns, Name: name}] = u
+	c.fakeCluster.Mu.Lock()
+	defer c.fakeCluster.Mu.Unlock()
+	c.Objects[plan.Key{Kind: kind, Namespace: ns, Name: name}] = u
 }
 
 func groupLabel(g string) map[string]string { return map[string]string{spec.LabelGroup: g} }
@@ -227,7 +227,7 @@ func TestPlanWithSharedReads(t *testing.T) {
 			reg.pushed(t, bl, j)
 			jobs = append(jobs, j)
 		}
-		targets[name] = Target{Group: g, Namespace: name, Jobs: jobs, Store: &memStore{doc: &state.Document{Group: name}}}
+		targets[name] = Target{Group: g, Namespace: name, Jobs: jobs, Store: &memStore{Doc: &state.Document{Group: name}}}
 		p, err := New(Options{Kube: c, Builder: bl, Publisher: reg}).Plan(ctx, targets[name])
 		if err != nil {
 			t.Fatal(err)
@@ -238,13 +238,13 @@ func TestPlanWithSharedReads(t *testing.T) {
 			}
 		}
 	}
-	for k, u := range c.objects { // the controllers' work: every Deployment ready
+	for k, u := range c.Objects { // the controllers' work: every Deployment ready
 		if k.Kind == "Deployment" {
 			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(),
 				"replicas": int64(1), "updatedReplicas": int64(1), "readyReplicas": int64(1)}
 		}
 	}
-	delete(c.objects, plan.Key{Kind: "Service", Namespace: "a", Name: "n000"})
+	delete(c.Objects, plan.Key{Kind: "Service", Namespace: "a", Name: "n000"})
 	c.put("v1", "Service", "a", "n000", nil) // someone else's, holding the name
 	alone := map[string]plan.Counts{}
 	for name, tgt := range targets {

@@ -34,11 +34,11 @@ func TestStopFinishesTheRollout(t *testing.T) {
 			r := newApplyRun(t, imgA)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r.f.onCall = func(call string) {
+			r.f.OnCall = func(call string) {
 				if call == "apply Deployment web" {
 					cancel()
 					if tc.release {
-						r.f.release()
+						r.f.Release()
 					}
 				}
 			}
@@ -48,7 +48,7 @@ func TestStopFinishesTheRollout(t *testing.T) {
 					t.Errorf("apply stopped during the rollout: %v, want an error with %q", err, want)
 				}
 			}
-			if got := r.f.image("web"); got != tc.wantImage {
+			if got := r.f.Image("web"); got != tc.wantImage {
 				t.Errorf("web runs %s after the stop, want %s", got, tc.wantImage)
 			}
 			if l := r.last(); l == nil || l.Result != tc.wantLast {
@@ -63,25 +63,4 @@ func TestStopFinishesTheRollout(t *testing.T) {
 			}
 		})
 	}
-}
-
-// killAt freezes the run at its call named call, as a kill there leaves it: the state as
-// written before, the cluster as the call left it; the frozen run never goes on (a cancelled
-// context is no kill: the engine finishes the step it is in). The returned channel closes
-// once the run is frozen; later calls go on.
-func (f *fakeCluster) killAt(call string) <-chan struct{} {
-	frozen := make(chan struct{})
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.onCall = func(c string) {
-		if c != call {
-			return
-		}
-		f.mu.Lock()
-		f.onCall = nil
-		f.mu.Unlock()
-		close(frozen)
-		select {} // the process is gone
-	}
-	return frozen
 }

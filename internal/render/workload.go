@@ -125,3 +125,18 @@ func (r *renderer) budgets(n *spec.Node) []Object {
 	}
 	return out
 }
+
+// RunningImage is the image a pod of containers cs runs: its node's or its service's
+// container's, else the first one's ("" without containers). Status, rollback and the roles'
+// gate read a live Deployment's image through it.
+func RunningImage(cs []corev1.Container) string {
+	for _, c := range cs {
+		if c.Name == ContainerNode || c.Name == ContainerService {
+			return c.Image
+		}
+	}
+	if len(cs) > 0 {
+		return cs[0].Image
+	}
+	return ""
+}
