@@ -45,6 +45,7 @@ type Central struct {
 	Databases     []CentralDatabase
 	Logins        []CentralLogin
 	KV            []CentralKV
+	S3            *CentralS3 // buckets and key pairs (centrals3.go), nil without central.s3
 	Line          int
 }
 
@@ -157,8 +158,11 @@ func (d *decoder) central(n *yaml.Node) *Central {
 	for _, e := range d.entries(m["kv"], p+".kv") {
 		c.KV = append(c.KV, d.centralKV(e, p+".kv."+e.key))
 	}
-	if len(c.Databases)+len(c.Logins)+len(c.KV) == 0 {
-		d.add(c.Line, p, "has no databases, logins or kv: leave the section out")
+	if v := m["s3"]; v != nil {
+		c.S3 = d.centralS3(v, p+".s3")
+	}
+	if len(c.Databases)+len(c.Logins)+len(c.KV) == 0 && c.S3 == nil {
+		d.add(c.Line, p, "has no databases, logins, kv or s3: leave the section out")
 	}
 	return c
 }

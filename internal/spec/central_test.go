@@ -41,7 +41,7 @@ func TestParseCentralInvalid(t *testing.T) {
 		lines []string
 		want  []string
 	}{
-		{"empty", []string{"central: {}"}, []string{`slipway.yaml:5: central: has no databases, logins or kv: leave the section out`}},
+		{"empty", []string{"central: {}"}, []string{`slipway.yaml:5: central: has no databases, logins, kv or s3: leave the section out`}},
 		{"bad values", []string{
 			"central:",
 			"  logins:",

@@ -24,7 +24,14 @@ var (
 		each("databases", "<database>", centralDatabaseFields),
 		each("logins", "<login>", centralLoginFields),
 		each("kv", "<entry>", centralKVFields),
+		sub("s3", centralS3Fields),
 	)
+	centralS3Fields = fields(
+		each("keyPairs", "<keyPair>", centralKeyPairFields),
+		each("buckets", "<bucket>", centralBucketFields),
+	)
+	centralKeyPairFields  = fields()
+	centralBucketFields   = fields(leaf("owner"), leaf("protect"))
 	centralOpenBaoFields  = fields(leaf("databaseMount"), leaf("connection"), leaf("kvMount"))
 	centralDatabaseFields = fields(leaf("owner"), leaf("extensions"), leaf("protect"))
 	centralLoginFields    = fields(leaf("connectionLimit"), leaf("rotationPeriod"))
