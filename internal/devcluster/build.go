@@ -94,7 +94,7 @@ var tools = append([]tool{
 		src: map[string][]byte{registryBin + "/main.go": registryLeanMain}},
 	{module: "metallb", from: "go.universe.tf/metallb v0.15.2", pkgs: []string{"go.universe.tf/metallb/controller"}, bins: []string{"metallb-controller"}, ldflags: "-s -w", own: true},
 	{module: "envoy-gateway", from: "github.com/envoyproxy/gateway v1.9.1", pkgs: []string{"github.com/envoyproxy/gateway/cmd/envoy-gateway"}, bins: []string{"envoy-gateway"}, ldflags: "-s -w", own: true},
-}, slices.Concat(nodeTools, spireTools, []tool{vaultTool})...)
+}, slices.Concat(nodeTools, spireTools, []tool{vaultTool, s3Tool})...)
 
 // pinsHash is a short digest of the pinned go.mod and go.sum of the modules keep selects, in
 // the order of the embedded directory (the order the key was first computed in).

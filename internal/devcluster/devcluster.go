@@ -57,6 +57,10 @@ type Env struct {
 	// PostgresPassFile the passfile (0600) with its admin's password.
 	PostgresHost     string `json:"postgresHost,omitempty"`
 	PostgresPassFile string `json:"postgresPassFile,omitempty"`
+	// S3Host is where the dev S3 server listens (s3.go; dev up --central), and
+	// S3CredentialsFile the file (0600) with its root key pair.
+	S3Host            string `json:"s3Host,omitempty"`
+	S3CredentialsFile string `json:"s3CredentialsFile,omitempty"`
 
 	node *realNodePlan // the real node dev up starts with the cluster
 	host *HostShare    // its share of the machine (hostshare.go), read once

@@ -38,6 +38,7 @@ var parts = []part{
 	spirePart{},      // the SPIRE server, its node's sshd, the agent image (spire.go)
 	secretsPart{},    // the secrets server (vault.go)
 	centralPart{},    // PostgreSQL for the central services (postgres.go)
+	s3Part{},         // the S3 server for the central services (s3.go)
 }
 
 // upRun is what one dev up carries from prepare to ensure.
@@ -50,6 +51,7 @@ type upRun struct {
 	bases      *baseImages
 	spireBin   string
 	secretsBin string
+	s3Bin      string
 }
 
 // prepareParts runs the prepare of every wanted part.

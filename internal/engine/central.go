@@ -50,8 +50,13 @@ func (e *Engine) centralLane(ctx context.Context, t Target, doc *state.Document,
 	if err != nil {
 		return nil, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
 	}
-	return &central.Lane{Central: c, Recorded: rec, Identity: t.Group.Name, PG: pg, Bao: bao,
-		Value: central.Value, Random: central.Random}, pg.Close, nil
+	lane := &central.Lane{Central: c, Recorded: rec, Identity: t.Group.Name, PG: pg, Bao: bao,
+		Value: central.Value, Random: central.Random}
+	if err := lane.ConnectS3(c.S3 != nil); err != nil {
+		pg.Close()
+		return nil, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
+	}
+	return lane, pg.Close, nil
 }
 
 // planCentral puts the lane's changes and notes into p.

@@ -19,7 +19,15 @@ const (
 	CentralDatabase   CentralWhat = "database"    // a PostgreSQL database
 	CentralExtension  CentralWhat = "extension"   // an extension in one of them (<db>/<ext>)
 	CentralKV         CentralWhat = "kv"          // a KV v2 entry
+	// An S3 key pair: a user of the S3 server and the KV entry that holds its secret key.
+	CentralKeyPair CentralWhat = "key-pair"
+	CentralBucket  CentralWhat = "bucket" // an S3 bucket, owned by a key pair
 )
+
+// CentralOrder is the order the lane makes its objects in (a key pair before the buckets it
+// owns).
+var CentralOrder = []CentralWhat{CentralLogin, CentralStaticRole, CentralDatabase, CentralExtension, CentralKV,
+	CentralKeyPair, CentralBucket}
 
 // CentralChange is one change of the central lane. It names objects and says what changes
 // (a connection limit, an owner, a rotation period), never a value: no password or KV value
@@ -67,7 +75,7 @@ func centralStepText(cs []CentralChange) string {
 		n[c.What]++
 	}
 	var parts []string
-	for _, w := range []CentralWhat{CentralLogin, CentralStaticRole, CentralDatabase, CentralExtension, CentralKV} {
+	for _, w := range CentralOrder {
 		if n[w] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[w], w))
 		}

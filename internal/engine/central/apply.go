@@ -12,7 +12,7 @@ import (
 // Apply makes the changes, in the plan's order: logins, static roles, databases, extensions,
 // entries; deletions as Plan ordered them.
 func (l *Lane) Apply(ctx context.Context, cs []plan.CentralChange) error {
-	for _, w := range []plan.CentralWhat{plan.CentralLogin, plan.CentralStaticRole, plan.CentralDatabase, plan.CentralExtension, plan.CentralKV} {
+	for _, w := range plan.CentralOrder {
 		for _, c := range cs {
 			if c.What != w || c.Action == plan.Delete {
 				continue
@@ -80,6 +80,8 @@ func (l *Lane) apply(ctx context.Context, c plan.CentralChange) error {
 		return l.PG.Exec(ctx, db, false, "CREATE EXTENSION IF NOT EXISTS "+ident(ext))
 	case plan.CentralKV:
 		return l.applyKV(ctx, c)
+	case plan.CentralKeyPair, plan.CentralBucket:
+		return l.applyS3(ctx, c)
 	}
 	return fmt.Errorf("unknown change %q", c.What)
 }
@@ -137,6 +139,8 @@ func (l *Lane) remove(ctx context.Context, c plan.CentralChange) error {
 			return &ConflictError{What: "KV entry", Name: c.Name, Holder: markText(ownerOf(meta))}
 		}
 		return l.Bao.Delete(ctx, l.metaPath(path))
+	case plan.CentralKeyPair, plan.CentralBucket:
+		return l.removeS3(ctx, c)
 	}
 	return fmt.Errorf("unknown change %q", c.What)
 }

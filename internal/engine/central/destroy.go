@@ -91,6 +91,11 @@ func (l *Lane) PlanDestroy(ctx context.Context, keepClaims bool) (*Planned, erro
 			p.add(plan.CentralKV, "", l.Central.KVMount+"/"+path, plan.Delete, "")
 		}
 	}
+	if l.S3 != nil {
+		if err := l.planDestroyS3(ctx, keepClaims, p); err != nil {
+			return nil, err
+		}
+	}
 	slices.SortStableFunc(p.Changes, func(a, b plan.CentralChange) int {
 		if r := deleteRank[a.What] - deleteRank[b.What]; r != 0 {
 			return r

@@ -65,6 +65,8 @@ type Lane struct {
 	Identity string // the deployment's identity (spec.Group.Name)
 	PG       Postgres
 	Bao      OpenBao
+	// S3 is the S3 server (s3.go), nil when the file has no central.s3 and none is set.
+	S3 S3
 	// Value reads a KV entry's value from its file or variable (not for a generated one).
 	Value func(k spec.CentralKV) (string, error)
 	// Random makes a generated value.
@@ -123,6 +125,11 @@ func (l *Lane) Plan(ctx context.Context, keepClaims bool) (*Planned, error) {
 	if err := l.planKV(ctx, p); err != nil {
 		return nil, err
 	}
+	if l.S3 != nil {
+		if err := l.planS3(ctx, keepClaims, p); err != nil {
+			return nil, err
+		}
+	}
 	// Deletions of what the file dropped, in the order apply runs them: the static roles,
 	// the databases, the logins, the entries.
 	slices.SortStableFunc(p.Changes, func(a, b plan.CentralChange) int {
@@ -134,7 +141,8 @@ func (l *Lane) Plan(ctx context.Context, keepClaims bool) (*Planned, error) {
 	return p, nil
 }
 
-var deleteRank = map[plan.CentralWhat]int{plan.CentralStaticRole: 0, plan.CentralDatabase: 1, plan.CentralLogin: 2, plan.CentralKV: 3}
+var deleteRank = map[plan.CentralWhat]int{plan.CentralStaticRole: 0, plan.CentralDatabase: 1, plan.CentralLogin: 2, plan.CentralKV: 3,
+	plan.CentralBucket: 4, plan.CentralKeyPair: 5}
 
 func (l *Lane) planLogins(ctx context.Context, roles map[string]Role, p *Planned) error {
 	c := l.Central
