@@ -267,4 +267,3 @@ func (c *S3Client) RemoveBucket(ctx context.Context, bucket string) error {
 	}
 	return nil
 }
-
