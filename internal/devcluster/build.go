@@ -63,6 +63,8 @@ type tool struct {
 	// secrets tools are built only for dev up --secrets (vault.go), not with the publishing
 	// parts.
 	secrets bool
+	// central tools are built only for dev up --central (s3.go).
+	central bool
 	tags    string // build tags, comma-separated
 	cgo     bool   // CGO_ENABLED=1 (runc's seccomp binds libseccomp)
 	// prepare, when set, runs in the tool's module directory after its go.mod is written and

@@ -35,7 +35,7 @@ func runsBinary(pid int, name string) bool {
 // buildExtras builds the tools of the extras that are not in their caches yet.
 func buildExtras(ctx context.Context, progress io.Writer) error {
 	for _, t := range tools {
-		if t.own && !t.node && !t.spire && !t.secrets {
+		if t.own && !t.node && !t.spire && !t.secrets && !t.central {
 			if _, _, err := ensureTool(ctx, t.module, progress); err != nil {
 				return err
 			}

@@ -46,7 +46,7 @@ func TestPartsWanted(t *testing.T) {
 	}{
 		{"core", Options{Core: true}, always},
 		{"publish", Options{}, append(append([]string{}, always...), "publishingPart")},
-		{"all", Options{Core: true, Spire: true, Secrets: true, Central: true}, append(append([]string{}, always...), "spirePart", "secretsPart", "centralPart")},
+		{"all", Options{Core: true, Spire: true, Secrets: true, Central: true}, append(append([]string{}, always...), "spirePart", "secretsPart", "centralPart", "s3Part")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, names(tc.opts)); diff != "" {

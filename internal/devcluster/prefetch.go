@@ -19,7 +19,7 @@ func toolsToBuild(opts Options) []tool {
 	var ts []tool
 	if !opts.Core {
 		for _, t := range tools {
-			if t.own && !t.node && !t.spire && !t.secrets {
+			if t.own && !t.node && !t.spire && !t.secrets && !t.central {
 				ts = append(ts, t)
 			}
 		}

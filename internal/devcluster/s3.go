@@ -31,8 +31,7 @@ const (
 	s3RootAccess = "slipway-dev-root"
 )
 
-// s3Tool builds the S3 server, only for dev up --central (secrets: not with the publishing
-// parts; --central needs --secrets).
+// s3Tool builds the S3 server, only for dev up --central (not with the publishing parts).
 var s3Tool = tool{
 	module:  "versitygw",
 	from:    s3Module + " " + S3Version,
@@ -40,7 +39,7 @@ var s3Tool = tool{
 	bins:    []string{"versitygw"},
 	ldflags: "-s -w",
 	own:     true,
-	secrets: true,
+	central: true,
 }
 
 // s3Part is the S3 server of the central services (s3.go), a part of its own beside

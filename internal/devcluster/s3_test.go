@@ -72,3 +72,12 @@ func TestS3StartServes(t *testing.T) {
 		t.Error("list buckets with a wrong secret key: no error")
 	}
 }
+
+// Only dev up --central builds the S3 server: not the publishing parts, not the node.
+func TestS3BuiltOnlyForCentral(t *testing.T) {
+	for _, tl := range tools {
+		if tl.central != (tl.module == s3Tool.module) || (tl.module == s3Tool.module && (!tl.own || tl.node || tl.secrets || tl.spire)) {
+			t.Errorf("tool %s: central %v, own %v; want only versitygw, cached on its own", tl.module, tl.central, tl.own)
+		}
+	}
+}
