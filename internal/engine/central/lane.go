@@ -82,11 +82,17 @@ type Planned struct {
 // ConflictError is an object of a deployment's name that the deployment does not own.
 type ConflictError struct {
 	What, Name, Holder string
+	// Why replaces "is marked <Holder>" for an object that carries no mark of its own (an
+	// S3 user: s3.go).
+	Why string
 }
 
 func (e *ConflictError) Error() string {
 	holder := "has no slipway mark"
-	if e.Holder != "" {
+	switch {
+	case e.Why != "":
+		holder = e.Why
+	case e.Holder != "":
 		holder = "is marked " + e.Holder
 	}
 	return fmt.Sprintf("central: %s %s exists and is not this deployment's (it %s): someone else's object of the same name; slipway changes nothing until it is renamed or removed", e.What, e.Name, holder)

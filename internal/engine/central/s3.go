@@ -88,7 +88,7 @@ func (p pair) owns(secret string) bool {
 
 func (p pair) conflict() error {
 	return &ConflictError{What: "S3 user", Name: p.access,
-		Holder: "has a secret key the deployment's KV entry does not hold"}
+		Why: "has a secret key the deployment's KV entry does not hold"}
 }
 
 // listPairs lists the key pairs of the deployment's KV (their keys).

@@ -129,7 +129,7 @@ func TestS3Conflicts(t *testing.T) {
 	l, _, s := testS3Lane(false)
 	s.users["shop.x7.app"] = "someone-elses"
 	var ce *ConflictError
-	if _, err := l.Plan(ctx, false); !errors.As(err, &ce) || ce.What != "S3 user" {
+	if _, err := l.Plan(ctx, false); !errors.As(err, &ce) || ce.Error() != "central: S3 user shop.x7.app exists and is not this deployment's (it has a secret key the deployment's KV entry does not hold): someone else's object of the same name; slipway changes nothing until it is renamed or removed" {
 		t.Errorf("plan with a foreign user: %v", err)
 	}
 	l, _, s = testS3Lane(false)
