@@ -18,6 +18,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/tags"
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
+	"slipway.dev/slipway/internal/engine/central"
 )
 
 // s3Vars are the S3 server's variables: `slipway dev env`'s, or (an S3 server of one's own
@@ -269,4 +270,24 @@ func TestCentralS3Foreign(t *testing.T) {
 	if kv, _ := cs.srv.c.Logical().Read("secret/metadata/slipway/" + g.Name + "/s3/app"); kv != nil {
 		t.Error("a plan that stopped wrote the key pair's KV entry")
 	}
+
+	// A user of the key pair's name made by someone else (its secret key is in no entry of
+	// the deployment's) stops the plan too; the bucket is gone, so the user is what stops it.
+	if err := admin.RemoveBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	ac, err := central.NewS3Client(s3.vars["SLIPWAY_S3_ENDPOINT"], s3.vars["SLIPWAY_S3_ADMIN_ENDPOINT"], s3.access, s3.secret, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := g.Name + ".app"
+	if err := ac.CreateUser(ctx, user, "someone-elses-secret-key"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ac.DeleteUser(ctx, user) })
+	r = g.MustRun(1, "plan")
+	if !strings.Contains(r.Stderr, "S3 user "+user+" exists and is not this deployment's (it has a secret key the deployment's KV entry does not hold)") {
+		t.Errorf("plan with a foreign user:\n%s", r)
+	}
+	g.scanForValues(map[string]string{"the foreign user's secret key": "someone-elses-secret-key"})
 }

@@ -60,11 +60,17 @@ func ConnectS3(need bool) (*S3Client, error) {
 	if region == "" {
 		region = "us-east-1"
 	}
-	ep, err := url.Parse(vars[spec.EnvCentralS3Endpoint])
+	return NewS3Client(vars[spec.EnvCentralS3Endpoint], vars[spec.EnvCentralS3AdminEndpoint], access, secret, region)
+}
+
+// NewS3Client is the client of the S3 server at endpoint (its admin API at adminEndpoint) as
+// the admin access, secret.
+func NewS3Client(endpoint, adminEndpoint, access, secret, region string) (*S3Client, error) {
+	ep, err := url.Parse(endpoint)
 	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
 		return nil, fmt.Errorf("central: %s is not an http:// or https:// URL", spec.EnvCentralS3Endpoint)
 	}
-	admin, err := url.Parse(vars[spec.EnvCentralS3AdminEndpoint])
+	admin, err := url.Parse(adminEndpoint)
 	if err != nil || (admin.Scheme != "http" && admin.Scheme != "https") || admin.Host == "" {
 		return nil, fmt.Errorf("central: %s is not an http:// or https:// URL", spec.EnvCentralS3AdminEndpoint)
 	}
