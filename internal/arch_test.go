@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/secrets", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
 	// lends a lane; it reaches no lane and not the root.
-	"engine/lane": {"event", "image", "kube", "plan", "spec", "state", "status"},
+	"engine/lane": {"event", "image", "kube", "plan", "quote", "render", "spec", "state", "status"},
 	// The lane of --move-namespace.
 	"engine/nsmove": {"engine/lane", "event", "plan", "spec", "state"},
 	// The secrets lane's check of the secrets servers (FR-004e).

@@ -73,7 +73,7 @@ type run struct {
 	p    *plan.Plan
 	t    Target
 	rec  *recorder
-	w    deploymentWatch
+	w    lane.DeploymentWatch
 	objs *objectSet
 	// ix indexes p: a lookup per object must not scan every change (5,000 of them at 1,000
 	// nodes).

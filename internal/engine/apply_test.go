@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -77,9 +78,9 @@ func newApplyRun(t *testing.T, image string, roles ...*spec.Role) *applyRun {
 		}
 	}
 	r.store.Doc = &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"web": {
-		MachineID: "id", Image: state.ImageRecord{Ref: "r/web", Digest: digestOf(image)},
-		ReadyTemplate: templateHash(r.f, depKey("web")), PreviousReady: image,
-		LastRollout: &event.Rollout{Result: event.RolloutReady, Digest: digestOf(image)},
+		MachineID: "id", Image: state.ImageRecord{Ref: "r/web", Digest: lane.DigestOf(image)},
+		ReadyTemplate: lane.TemplateHash(r.f, depKey("web")), PreviousReady: image,
+		LastRollout: &event.Rollout{Result: event.RolloutReady, Digest: lane.DigestOf(image)},
 		Roles:       map[string]*state.RoleState{"worker": {Replicas: 1}}}}}
 	r.f.ResetCalls()
 	return r

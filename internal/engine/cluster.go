@@ -4,20 +4,19 @@ import (
 	"context"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 )
 
 // The engine reaches the cluster only through these interfaces, so its decisions can be
-// tested against a fake (fake_test.go); *kube.Client satisfies Cluster.
+// tested against a stand-in (enginetest.Cluster); *kube.Client satisfies Cluster.
 
 // objectWriter changes objects: apply, replace, prune, suspend and resume.
 type objectWriter interface {
@@ -33,18 +32,9 @@ type objectGetter interface {
 	Get(ctx context.Context, k plan.Key) (*unstructured.Unstructured, error)
 }
 
-// deploymentWatch is a cache of a namespace's Deployments, their ReplicaSets, pods and events,
-// which rollouts wait on. The same unnamed type as kube.DeploymentCache.
-type deploymentWatch = interface {
-	Changed(name string) <-chan struct{}
-	Deployment(ns, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, []*corev1.Pod, []*corev1.Event)
-	ClaimPhase(ns, name string) corev1.PersistentVolumeClaimPhase
-	Stop()
-}
-
 // rolloutWatcher follows rollouts: the watch, and a failed pod's last log lines.
 type rolloutWatcher interface {
-	Watch(ctx context.Context, ns string) (deploymentWatch, error)
+	Watch(ctx context.Context, ns string) (lane.DeploymentWatch, error)
 	PodLogTail(ctx context.Context, ns, pod, container string, n int64) string
 }
 

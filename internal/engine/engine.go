@@ -70,8 +70,10 @@ type Engine struct {
 	labels stateLabels         // the node images' state version labels, read during Plan
 	stop   stopSignalCheck
 	binds  bindingModes // per StorageClass, for await-claim
-	// lanes are the lanes (lanes.go), steps the executors of their steps.
+	// lanes are the lanes (lanes.go), steps the executors of their steps; env is what the
+	// root lends them.
 	lanes []lane.Lane
+	env   lane.Env
 	steps map[plan.StepKind]lane.Executor
 }
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/state"
 )
@@ -53,8 +54,8 @@ func TestWasReady(t *testing.T) {
 		"suspended":             {d(0, 2, 2, 0, 0, 0), false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := wasReady(tc.dep); got != tc.want {
-				t.Errorf("wasReady = %v, want %v", got, tc.want)
+			if got := lane.WasReady(tc.dep); got != tc.want {
+				t.Errorf("lane.WasReady = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -86,7 +87,7 @@ func TestRollbackObject(t *testing.T) {
 	if _, ok := prev.Spec.Template.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; !ok {
 		t.Error("rollbackObject changed the live object it was given")
 	}
-	if firstImage(got.Spec.Template.Spec.Containers) != "r/web@sha256:a" || digestOf("r/web@sha256:a") != "sha256:a" {
+	if firstImage(got.Spec.Template.Spec.Containers) != "r/web@sha256:a" || lane.DigestOf("r/web@sha256:a") != "sha256:a" {
 		t.Error("rollback image or digest wrong")
 	}
 }

@@ -20,7 +20,11 @@ func (e *Engine) newLanes() []lane.Lane {
 		Emit:        e.emit,
 		NewRecorder: func(s state.Store, d *state.Document) lane.Recorder { return newRecorder(s, d) },
 		DeleteAll:   e.deleteAll,
+		PodLogTail: func(ctx context.Context, ns, pod, container string, n int64) string {
+			return e.o.Kube.PodLogTail(ctx, ns, pod, container, n) // Kube is read when called: a test's may come late
+		},
 	}
+	e.env = env
 	return []lane.Lane{
 		secrets.New(secrets.Options{Parallelism: e.o.Parallelism, Connect: e.o.SecretsServer}),
 		publish.New(env, e.o.Kube, e.o.DNS),

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -46,9 +47,9 @@ func migrationRun(t *testing.T, from string, cp *state.StateCopy) *applyRun {
 		t.Fatal(err)
 	}
 	r.store.Doc = &state.Document{Group: "demo", Namespace: "demo", Nodes: map[string]*state.NodeState{"web": {
-		MachineID: "id", Image: state.ImageRecord{Ref: "r/web", Digest: digestOf(imgA)},
-		ReadyTemplate: templateHash(r.f, depKey("web")), PreviousReady: imgA, StateVersion: from, Copy: cp,
-		LastRollout: &event.Rollout{Result: event.RolloutReady, Digest: digestOf(imgA)}}}}
+		MachineID: "id", Image: state.ImageRecord{Ref: "r/web", Digest: lane.DigestOf(imgA)},
+		ReadyTemplate: lane.TemplateHash(r.f, depKey("web")), PreviousReady: imgA, StateVersion: from, Copy: cp,
+		LastRollout: &event.Rollout{Result: event.RolloutReady, Digest: lane.DigestOf(imgA)}}}}
 	r.f.ResetCalls()
 	return r
 }
@@ -213,7 +214,7 @@ func TestLogContainer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: render.ContainerNode}}},
 				Status: corev1.PodStatus{InitContainerStatuses: tc.init}}
-			if got := logContainer(p); got != tc.want {
+			if got := lane.LogContainer(p); got != tc.want {
 				t.Errorf("logContainer = %s, want %s", got, tc.want)
 			}
 		})

@@ -31,7 +31,7 @@ func TestFailureReportQuotesTheCluster(t *testing.T) {
 	res := status.Rollout(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs})
 	f.Deps["web"].Pods[0] = pods[0]
 
-	report := res.Message + New(Options{Kube: f}).failureReport(context.Background(), f, k, res)
+	report := res.Message + New(Options{Kube: f}).env.FailureReport(context.Background(), f, k, res)
 	if strings.ContainsAny(report, "\x1b\r") {
 		t.Errorf("the report holds a raw escape code or carriage return:\n%q", report)
 	}

@@ -11,7 +11,6 @@ import (
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/status"
 )
@@ -31,7 +30,7 @@ func (e *Engine) notReady(ctx context.Context, t Target, live map[plan.Key]plan.
 		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
 			continue // nothing should run; a change of its replicas shows as such
 		}
-		if !wasReady(d) {
+		if !lane.WasReady(d) {
 			suspects = append(suspects, n.Name)
 		}
 	}
@@ -82,20 +81,5 @@ func judge(wl *kube.Workloads, d *appsv1.Deployment, now time.Time) status.Resul
 			pods = append(pods, p)
 		}
 	}
-	return status.Rollout(status.Input{Deployment: d, ReplicaSets: rss, Pods: pods, Now: now, Optional: optionalContainers(d)})
-}
-
-// optionalContainers are the containers of d's pods whose state never fails its rollout nor
-// keeps a pod from counting ready: the companion, which has no probe because its work must
-// not stop a rollout (FR-004g).
-func optionalContainers(d *appsv1.Deployment) []string {
-	if d == nil {
-		return nil
-	}
-	for _, c := range d.Spec.Template.Spec.Containers {
-		if c.Name == render.ContainerCompanion {
-			return []string{c.Name}
-		}
-	}
-	return nil
+	return status.Rollout(status.Input{Deployment: d, ReplicaSets: rss, Pods: pods, Now: now, Optional: lane.OptionalContainers(d)})
 }

@@ -202,7 +202,7 @@ func runsReady(ns *state.NodeState, image, hash string) {
 
 // rolloutNow is a rollout of image that ended (or is in flight) with result, now.
 func rolloutNow(result, msg, image string) *event.Rollout {
-	return &event.Rollout{Result: result, Time: time.Now().UTC(), Message: msg, Digest: digestOf(image)}
+	return &event.Rollout{Result: result, Time: time.Now().UTC(), Message: msg, Digest: lane.DigestOf(image)}
 }
 
 // removed records that node's objects are gone.

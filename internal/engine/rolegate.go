@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/state"
@@ -21,19 +22,19 @@ import (
 // It runs an await-ready step.
 func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 	rec, w, k, node := r.rec, r.w, *st.Object, st.Node
-	res := e.wait(ctx, w, waitFor{key: k, since: time.Now(), limit: st.Limit, node: node, check: status.Rollout})
+	res := e.env.Wait(ctx, w, lane.WaitFor{Key: k, Since: time.Now(), Limit: st.Limit, Node: node, Check: status.Rollout})
 	var img string
 	if dep, _, _, _ := w.Deployment(k.Namespace, k.Name); dep != nil {
 		img = firstImage(dep.Spec.Template.Spec.Containers)
 	}
 	if res.Phase == status.Ready {
-		hash := templateHash(w, k)
+		hash := lane.TemplateHash(w, k)
 		return rec.Update(ctx, "after waiting for deployment "+k.Name, func(d *state.Document) {
 			ns := rec.node(node)
 			if hash != "" {
 				ns.ReadyTemplate = hash
 			}
-			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != event.RolloutReady || lr.Digest != digestOf(img)) {
+			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != event.RolloutReady || lr.Digest != lane.DigestOf(img)) {
 				ns.PreviousReady = img
 				ns.LastRollout = rolloutNow(event.RolloutReady, "", img)
 			}
@@ -46,7 +47,7 @@ func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 	if res.Reason != "" {
 		why = res.Reason + ": " + res.Message
 	}
-	report := e.failureReport(ctx, w, k, res)
+	report := e.env.FailureReport(ctx, w, k, res)
 	err := fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
 	return errors.Join(err, rec.failed(ctx, node, k.Name, img, why))
 }

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -38,19 +39,19 @@ func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
 	if st.Rollback == plan.RollbackLastReady {
 		// Read before the apply: the live template when it runs ready. None (an earlier run
 		// left it not ready): a failure goes back to 0 as for a stopped role.
-		prev = rollbackTarget(r.w, k, "")
+		prev = lane.RollbackTarget(r.w, k, "")
 	}
 	e.emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", st.Role, st.Replicas), Desired: st.Replicas})
 	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), r.objs.get(k), kube.ApplyOptions{Force: true})
 	if err != nil {
 		return fmt.Errorf("role %s: %w", st.Role, err)
 	}
-	f := waitFor{key: k, minGen: out.GetGeneration(), since: time.Now(), limit: st.Limit, node: st.Node, check: status.Rollout,
-		onStop: stopSetsBack, stopText: ": the role goes back to 0 replicas; the run stops after that"}
+	f := lane.WaitFor{Key: k, MinGen: out.GetGeneration(), Since: time.Now(), Limit: st.Limit, Node: st.Node, Check: status.Rollout,
+		OnStop: lane.StopSetsBack, StopText: ": the role goes back to 0 replicas; the run stops after that"}
 	if prev != nil {
-		f.stopText = ": setting the role back to its last ready template; the run stops after that"
+		f.StopText = ": setting the role back to its last ready template; the run stops after that"
 	}
-	res := e.wait(ctx, r.w, f)
+	res := e.env.Wait(ctx, r.w, f)
 	if res.Phase != status.Ready && prev != nil {
 		return e.setRoleBack(ctx, r, st, prev, res)
 	}
@@ -75,7 +76,7 @@ func (e *Engine) setRoleBack(ctx context.Context, r *run, st plan.Step, prev *ap
 	if res.Reason != "" {
 		why = res.Reason + ": " + res.Message
 	}
-	rep := e.failureReport(context.WithoutCancel(ctx), r.w, k, res)
+	rep := e.env.FailureReport(context.WithoutCancel(ctx), r.w, k, res)
 	e.emit(event.Event{Node: st.Node, Phase: event.PhaseRollback, Message: fmt.Sprintf("role %s: %s; setting it back to its last ready template", st.Role, res.Reason)})
 	back, _, err := e.rollbackFunc(ctx, r.w, k, st.Limit, st.Node)(prev)
 	switch {
@@ -88,7 +89,7 @@ func (e *Engine) setRoleBack(ctx context.Context, r *run, st plan.Step, prev *ap
 }
 
 // scaleAndWait sets a Deployment's replicas and waits until its pods match (0: all gone).
-func (e *Engine) scaleAndWait(ctx context.Context, w deploymentWatch, k plan.Key, replicas int32) error {
+func (e *Engine) scaleAndWait(ctx context.Context, w lane.DeploymentWatch, k plan.Key, replicas int32) error {
 	gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas)
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func (e *Engine) scaleAndWait(ctx context.Context, w deploymentWatch, k plan.Key
 	if replicas == 0 {
 		check = status.ScaledDown
 	}
-	res := e.wait(ctx, w, waitFor{key: k, minGen: gen, since: time.Now(), limit: spec.DefaultRolloutTimeout, check: check, onStop: stopFinishes})
+	res := e.env.Wait(ctx, w, lane.WaitFor{Key: k, MinGen: gen, Since: time.Now(), Limit: spec.DefaultRolloutTimeout, Check: check, OnStop: lane.StopFinishes})
 	if res.Phase != status.Ready {
 		return errors.New(res.Message)
 	}

@@ -40,7 +40,7 @@ func (e *Engine) applyDeployment(ctx context.Context, nr *nodeRun, st plan.Step)
 	// last one that became ready, still in its ReplicaSet (an earlier apply was killed during
 	// a rollout that never became ready). The await-rollout step's Rollback says whether a
 	// failure goes back to it.
-	prev := rollbackTarget(nr.w, k, nr.rec.readyTemplate(st.Node))
+	prev := lane.RollbackTarget(nr.w, k, nr.rec.readyTemplate(st.Node))
 	newImage := containerImage(obj, render.ContainerNode)
 	templateChanges := c.Action != plan.Update || len(c.Diff) == 0 || diffTouches(c.Diff, "spec.template.")
 	if !nr.p.Suspended || templateChanges {
@@ -92,11 +92,11 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 	// A stop asked now ends this step as a failure would: set back to the last template that
 	// ran ready, so that a Ctrl-C never leaves the node on a template that is not ready
 	// (issue 35 item 14). A first deploy has nothing to go back to: it stays in flight.
-	f := waitFor{key: k, minGen: a.gen, since: a.since, limit: st.Limit, node: st.Node, check: status.Rollout}
+	f := lane.WaitFor{Key: k, MinGen: a.gen, Since: a.since, Limit: st.Limit, Node: st.Node, Check: status.Rollout}
 	if st.Replicas > 0 && st.Rollback != plan.RollbackNone && a.prev != nil {
-		f.onStop, f.stopText = stopSetsBack, ": setting it back to its last ready template; the run stops after that"
+		f.OnStop, f.StopText = lane.StopSetsBack, ": setting it back to its last ready template; the run stops after that"
 	}
-	res := e.wait(ctx, w, f)
+	res := e.env.Wait(ctx, w, f)
 	if st.Replicas == 0 {
 		if res.Phase != status.Ready && ctx.Err() == nil {
 			return fmt.Errorf("deployment %s: at 0 replicas while suspended: %s", k.Name, res.Message)
@@ -108,10 +108,10 @@ func (e *Engine) awaitRollout(ctx context.Context, nr *nodeRun, st plan.Step) er
 		o.prev = nil // created in this run: nothing ran before it
 	}
 	if res.Phase == status.Ready {
-		o.hash = templateHash(w, k)
+		o.hash = lane.TemplateHash(w, k)
 	}
 	rollback := e.withConfigRestored(ctx, nr, podConfigHash(nr.objs.get(k)), e.rollbackFunc(ctx, w, k, st.Limit, st.Node))
-	return e.settle(ctx, nr.rec, o, rollback, func() string { return e.failureReport(context.WithoutCancel(ctx), w, k, res) })
+	return e.settle(ctx, nr.rec, o, rollback, func() string { return e.env.FailureReport(context.WithoutCancel(ctx), w, k, res) })
 }
 
 // rolloutOutcome is how a followed rollout ended.
@@ -134,16 +134,16 @@ type rollbackFunc func(prev *appsv1.Deployment) (status.Result, string, error)
 
 // rollbackFunc is the rollback of Deployment k, with its own time budget, not what is left of
 // the rollout's.
-func (e *Engine) rollbackFunc(ctx context.Context, w deploymentWatch, k plan.Key, limit time.Duration, node string) rollbackFunc {
+func (e *Engine) rollbackFunc(ctx context.Context, w lane.DeploymentWatch, k plan.Key, limit time.Duration, node string) rollbackFunc {
 	return func(prev *appsv1.Deployment) (status.Result, string, error) {
 		out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), rollbackObject(prev), kube.ApplyOptions{Force: true})
 		if err != nil {
 			return status.Result{}, "", err
 		}
-		res := e.wait(context.WithoutCancel(ctx), w, waitFor{key: k, minGen: out.GetGeneration(), since: time.Now(), limit: limit, node: node, check: status.Rollout})
+		res := e.env.Wait(context.WithoutCancel(ctx), w, lane.WaitFor{Key: k, MinGen: out.GetGeneration(), Since: time.Now(), Limit: limit, Node: node, Check: status.Rollout})
 		hash := ""
 		if res.Phase == status.Ready {
-			hash = templateHash(w, k)
+			hash = lane.TemplateHash(w, k)
 		}
 		return res, hash, nil
 	}
@@ -156,7 +156,7 @@ func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, ro
 	if o.res.Phase == status.Ready {
 		return rec.ready(ctx, o.node, o.deployment, o.image, o.hash, o.version)
 	}
-	if o.res.Reason == reasonInterrupted {
+	if o.res.Reason == lane.ReasonInterrupted {
 		return fmt.Errorf("deployment %s: rollout interrupted; the next apply follows it again: its new template stays applied with nothing to set back to, and the node may not be ready until then", o.deployment)
 	}
 	rep := report()
@@ -181,7 +181,7 @@ func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, ro
 		o.prev = withStateRestore(o.prev, cp)
 		restore = fmt.Sprintf(" (its init container %s puts back the copy of /var/lib taken at state version %s; the state keeps that version)", render.InitContainerState, versionText(cp.From))
 	}
-	e.emit(event.Event{Node: o.node, Phase: event.PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s%s", o.deployment, o.res.Reason, digestOf(oldImage), restore)})
+	e.emit(event.Event{Node: o.node, Phase: event.PhaseRollback, Message: fmt.Sprintf("%s: %s; rolling back to %s%s", o.deployment, o.res.Reason, lane.DigestOf(oldImage), restore)})
 	back, hash, err := rollback(o.prev)
 	if err != nil {
 		// The Deployment still has the failed template: the marker stays in flight, and the
@@ -190,9 +190,9 @@ func (e *Engine) settle(ctx context.Context, rec *recorder, o rolloutOutcome, ro
 	}
 	werr := rec.rolledBack(ctx, o.node, o.deployment, oldImage, hash, why)
 	if back.Phase != status.Ready {
-		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s, but that did not become ready either: %s%s", o.deployment, why, digestOf(oldImage), restore, back.Message, rep)
+		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s, but that did not become ready either: %s%s", o.deployment, why, lane.DigestOf(oldImage), restore, back.Message, rep)
 	} else {
-		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s%s", o.deployment, why, digestOf(oldImage), restore, rep)
+		err = fmt.Errorf("deployment %s: rollout failed: %s; rolled back to %s%s%s", o.deployment, why, lane.DigestOf(oldImage), restore, rep)
 	}
 	return errors.Join(err, werr)
 }

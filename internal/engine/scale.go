@@ -97,7 +97,7 @@ func (e *Engine) Scale(ctx context.Context, t Target, suspend bool) error {
 // suspend stops roles first, then the nodes, and waits for all. The state says suspended only
 // once every Deployment is at 0: a suspend stopped half-way leaves a group the next apply
 // brings back up, not one it takes for suspended.
-func (e *Engine) suspend(ctx context.Context, rec *recorder, w deploymentWatch, t Target, targets []scaleTarget) error {
+func (e *Engine) suspend(ctx context.Context, rec *recorder, w lane.DeploymentWatch, t Target, targets []scaleTarget) error {
 	sort.SliceStable(targets, func(i, j int) bool { return targets[i].isRole() && !targets[j].isRole() })
 	var errs []error
 	gens := make([]int64, len(targets))
@@ -116,7 +116,7 @@ func (e *Engine) suspend(ctx context.Context, rec *recorder, w deploymentWatch, 
 	}
 	// Wait for all at once: the scaling above does not wait per object.
 	for i, tg := range targets {
-		res := e.wait(ctx, w, waitFor{key: tg.key, minGen: gens[i], since: time.Now(), limit: e.rolloutLimit(t.Group.Node(tg.node)), node: tg.node, check: status.ScaledDown})
+		res := e.env.Wait(ctx, w, lane.WaitFor{Key: tg.key, MinGen: gens[i], Since: time.Now(), Limit: e.rolloutLimit(t.Group.Node(tg.node)), Node: tg.node, Check: status.ScaledDown})
 		if res.Phase != status.Ready {
 			errs = append(errs, fmt.Errorf("deployment %s: suspend: %s", tg.key.Name, res.Message))
 		}
@@ -134,7 +134,7 @@ func (e *Engine) suspend(ctx context.Context, rec *recorder, w deploymentWatch, 
 // resume marks the group resumed before it changes anything (a resume stopped half-way leaves
 // a group the next apply rolls out, not one it scales back down), then per node scales its
 // Deployment up, follows the rollout as apply does, and starts its roles next to a ready node.
-func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t Target, targets []scaleTarget) error {
+func (e *Engine) resume(ctx context.Context, rec *recorder, w lane.DeploymentWatch, t Target, targets []scaleTarget) error {
 	if err := rec.Update(ctx, "before resuming the group", func(d *state.Document) {
 		for _, ns := range d.Nodes {
 			ns.Suspended = false
@@ -168,7 +168,7 @@ func (e *Engine) resume(ctx context.Context, rec *recorder, w deploymentWatch, t
 
 // readyNow reports whether node's own Deployment has all its pods ready on its current
 // template now, as the watch has it.
-func readyNow(w deploymentWatch, ns, node string) bool {
+func readyNow(w lane.DeploymentWatch, ns, node string) bool {
 	dep, rss, pods, evs := w.Deployment(ns, node)
 	now := time.Now()
 	return dep != nil && status.Rollout(status.Input{Deployment: dep, ReplicaSets: rss, Pods: pods, Events: evs, Now: now, Since: now}).Phase == status.Ready
@@ -176,7 +176,7 @@ func readyNow(w deploymentWatch, ns, node string) bool {
 
 // resumeNode scales node's own Deployment up and follows its rollout, then starts its roles
 // next to a ready node.
-func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatch, t Target, node string, targets []scaleTarget) error {
+func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w lane.DeploymentWatch, t Target, node string, targets []scaleTarget) error {
 	limit := e.rolloutLimit(t.Group.Node(node))
 	var roles []scaleTarget
 	for _, tg := range targets {
@@ -193,7 +193,7 @@ func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatc
 		if tg.replicas == 0 {
 			check = status.ScaledDown
 		}
-		res, err := e.resumeScale(ctx, w, "role deployment", node, tg, limit, check, stopEnds)
+		res, err := e.resumeScale(ctx, w, "role deployment", node, tg, limit, check, lane.StopEnds)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (e *Engine) resumeNode(ctx context.Context, rec *recorder, w deploymentWatc
 
 // resumeScale scales one Deployment of node (what names its kind in an interruption) to its
 // replicas and waits until check says how that went.
-func (e *Engine) resumeScale(ctx context.Context, w deploymentWatch, what, node string, tg scaleTarget, limit time.Duration, check func(status.Input) status.Result, onStop stopAction) (status.Result, error) {
+func (e *Engine) resumeScale(ctx context.Context, w lane.DeploymentWatch, what, node string, tg scaleTarget, limit time.Duration, check func(status.Input) status.Result, onStop lane.StopAction) (status.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return status.Result{}, fmt.Errorf("resume interrupted before %s %s: %w", what, tg.key.Name, err)
 	}
@@ -216,19 +216,19 @@ func (e *Engine) resumeScale(ctx context.Context, w deploymentWatch, what, node 
 	if err != nil {
 		return status.Result{}, err
 	}
-	f := waitFor{key: tg.key, minGen: gen, since: since, limit: limit, node: node, check: check, onStop: onStop}
-	if onStop == stopSetsBack {
-		f.stopText = ": setting it back to its last ready template; the run stops after that"
+	f := lane.WaitFor{Key: tg.key, MinGen: gen, Since: since, Limit: limit, Node: node, Check: check, OnStop: onStop}
+	if onStop == lane.StopSetsBack {
+		f.StopText = ": setting it back to its last ready template; the run stops after that"
 	}
-	return e.wait(ctx, w, f), nil
+	return e.env.Wait(ctx, w, f), nil
 }
 
 // resumeRollout scales a node's Deployment up and follows it as apply follows a rollout
 // (settle): ready is recorded, a failure is set back to the last template that became ready.
 // A stop asked (the first Ctrl-C) sets a rollout that is not ready back at once, as apply
 // does (issue 35 item 14): a node resumed is never left on a template that is not ready.
-func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentWatch, node string, tg scaleTarget, limit time.Duration) error {
-	res, err := e.resumeScale(ctx, w, "deployment", node, tg, limit, status.Rollout, stopSetsBack)
+func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w lane.DeploymentWatch, node string, tg scaleTarget, limit time.Duration) error {
+	res, err := e.resumeScale(ctx, w, "deployment", node, tg, limit, status.Rollout, lane.StopSetsBack)
 	if err != nil {
 		return err
 	}
@@ -241,21 +241,21 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w deploymentW
 	case res.Phase == status.Ready && !rec.pending(node):
 		// It ran ready before the suspend: its last rollout (a rollback, say) stays what
 		// the state tells.
-		hash := templateHash(w, tg.key)
+		hash := lane.TemplateHash(w, tg.key)
 		return rec.Update(ctx, "after resuming deployment "+tg.key.Name, func(*state.Document) {
 			if hash != "" {
 				rec.node(node).ReadyTemplate = hash
 			}
 		})
 	case res.Phase == status.Ready:
-		o.hash = templateHash(w, tg.key)
-	case ctx.Err() == nil || res.Reason == reasonStopped:
+		o.hash = lane.TemplateHash(w, tg.key)
+	case ctx.Err() == nil || res.Reason == lane.ReasonStopped:
 		readyHash := rec.readyTemplate(node)
-		if readyHash != "" && readyHash == templateHash(w, tg.key) {
+		if readyHash != "" && readyHash == lane.TemplateHash(w, tg.key) {
 			o.noPrev = "it runs the last template that became ready"
 		} else {
-			o.prev = withReplicas(rollbackTarget(w, tg.key, readyHash), tg.replicas)
+			o.prev = withReplicas(lane.RollbackTarget(w, tg.key, readyHash), tg.replicas)
 		}
 	}
-	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, tg.key, limit, node), func() string { return e.failureReport(context.WithoutCancel(ctx), w, tg.key, res) })
+	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, tg.key, limit, node), func() string { return e.env.FailureReport(context.WithoutCancel(ctx), w, tg.key, res) })
 }

@@ -74,7 +74,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 		d := deps[name]
 		if d != nil {
 			ns.RunningImage = firstImage(d.Spec.Template.Spec.Containers)
-			ns.Running = digestOf(ns.RunningImage)
+			ns.Running = lane.DigestOf(ns.RunningImage)
 		}
 		ns.Drift = ns.Desired != "" && ns.Running != "" && ns.Desired != ns.Running
 		res := judgeLive(d)

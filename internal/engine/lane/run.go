@@ -22,6 +22,9 @@ type Env struct {
 	// DeleteAll deletes changes (each of the UID judged) in reverse apply order and waits
 	// until they are gone.
 	DeleteAll func(ctx context.Context, changes []plan.Change) error
+	// PodLogTail is a pod's container's last n log lines, "" when they cannot be read: what a
+	// failure report shows (FailureReport).
+	PodLogTail func(ctx context.Context, ns, pod, container string, n int64) string
 }
 
 // Recorder is the state of an apply, suspend or resume as a lane reads and changes it: the

@@ -1,4 +1,4 @@
-package engine
+package lane
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/status"
 )
@@ -27,8 +28,8 @@ func (c *countingWatch) Deployment(ns, name string) (*appsv1.Deployment, []*apps
 }
 
 func TestWaitCopiesOnlyWhatChanged(t *testing.T) {
-	defer func(d time.Duration) { waitTick = d }(waitTick)
-	waitTick = time.Millisecond
+	defer func(d time.Duration) { WaitTick = d }(WaitTick)
+	WaitTick = time.Millisecond
 	for _, tc := range []struct {
 		name       string
 		changes    int // wake-ups while it waits
@@ -57,7 +58,7 @@ func TestWaitCopiesOnlyWhatChanged(t *testing.T) {
 			}
 			go func() {
 				defer close(done)
-				New(Options{}).wait(context.Background(), w, waitFor{key: plan.Key{Kind: "Deployment", Namespace: "ns", Name: "web"}, check: check})
+				Env{Emit: func(event.Event) {}}.Wait(context.Background(), w, WaitFor{Key: plan.Key{Kind: "Deployment", Namespace: "ns", Name: "web"}, Check: check})
 			}()
 			select {
 			case <-done:

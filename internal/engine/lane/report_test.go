@@ -1,4 +1,4 @@
-package engine
+package lane
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func TestAwaitPodEvents(t *testing.T) {
 			}
 			done := make(chan []*corev1.Event)
 			go func() {
-				_, _, _, evs := awaitPodEvents(context.Background(), w, k, "web-1", tc.grace)
+				_, _, _, evs := AwaitPodEvents(context.Background(), w, k, "web-1", tc.grace)
 				done <- evs
 			}()
 			for _, kind := range tc.arrive {
@@ -78,7 +78,7 @@ func TestAwaitPodEvents(t *testing.T) {
 					t.Errorf("got %d events, want %d", len(evs), tc.wantEvents)
 				}
 			case <-time.After(30 * time.Second):
-				t.Fatal("awaitPodEvents did not return")
+				t.Fatal("AwaitPodEvents did not return")
 			}
 		})
 	}
