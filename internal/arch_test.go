@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":     {"jsontag", "netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":    {"event", "kube", "quote", "redact", "spec"},
-	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/secrets", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/rollout", "engine/secrets", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
 	// lends a lane; it reaches no lane and not the root.
 	"engine/lane": {"event", "image", "kube", "plan", "quote", "render", "spec", "state", "status"},
@@ -49,6 +49,8 @@ var allowed = map[string][]string{
 	"engine/secrets": {"engine/lane", "openbao", "parallel", "spec"},
 	// The stand-ins the engine's and its lanes' tests share.
 	"engine/enginetest": {"dns", "kube", "plan", "render", "spec", "state"},
+	// The rollout lane (SPEC §6 steps 3–6): objects, claims, Deployments, rollouts, rollbacks.
+	"engine/rollout": {"engine/lane", "event", "kube", "plan", "render", "spec", "state", "status"},
 	// The publishing lane (SPEC §7): the Gateway, addresses and DNS records.
 	"engine/publish": {"dns", "engine/lane", "event", "kube", "plan", "quote", "spec", "state", "status"},
 	"devcluster":     {},

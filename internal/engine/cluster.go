@@ -27,7 +27,7 @@ type objectWriter interface {
 }
 
 // objectGetter reads one object whole, a Secret's values included: the config a rollback
-// puts back (configrestore.go).
+// puts back (engine/rollout).
 type objectGetter interface {
 	Get(ctx context.Context, k plan.Key) (*unstructured.Unstructured, error)
 }

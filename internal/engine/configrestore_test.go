@@ -138,7 +138,7 @@ func TestRollbackNamesConfigItReads(t *testing.T) {
 				t.Fatalf("apply: %v, want a rollback", err)
 			}
 			d, _ := r.f.Get(ctx, depKey("web"))
-			if got := podConfigHash(d); got != tc.wantHash {
+			if got, _, _ := unstructured.NestedString(d.Object, "spec", "template", "metadata", "annotations", spec.AnnotationConfigHash); got != tc.wantHash {
 				t.Errorf("the template set back has config hash %q, want %q", got, tc.wantHash)
 			}
 			if got := r.f.Image("web"); got != imgA {

@@ -80,7 +80,7 @@ func TestPlanSeesDroppedField(t *testing.T) {
 	for _, n := range p.Nodes {
 		for _, c := range n.Changes {
 			changes = append(changes, string(c.Action)+" "+c.Key.String())
-			if c.Key == dep && !diffTouches(c.Diff, "spec.template.spec.tolerations") {
+			if c.Key == dep && !plan.DiffTouches(c.Diff, "spec.template.spec.tolerations") {
 				t.Errorf("the Deployment's update does not show the tolerations going: %+v", c.Diff)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/event"
@@ -66,15 +67,14 @@ type Engine struct {
 
 	mu     sync.Mutex
 	images map[string]v1.Image // built during Plan by image name, pushed during Apply
-	writes chan struct{}       // the object applies in flight, Parallelism at most
 	labels stateLabels         // the node images' state version labels, read during Plan
 	stop   stopSignalCheck
-	binds  bindingModes // per StorageClass, for await-claim
 	// lanes are the lanes (lanes.go), steps the executors of their steps; env is what the
 	// root lends them.
-	lanes []lane.Lane
-	env   lane.Env
-	steps map[plan.StepKind]lane.Executor
+	lanes   []lane.Lane
+	env     lane.Env
+	rollout *rollout.Lane // resume follows a rollout as apply does (scale.go)
+	steps   map[plan.StepKind]lane.Executor
 }
 
 // New returns an Engine.
@@ -85,7 +85,7 @@ func New(o Options) *Engine {
 	if o.Emit == nil {
 		o.Emit = func(event.Event) {}
 	}
-	e := &Engine{o: o, images: map[string]v1.Image{}, writes: make(chan struct{}, o.Parallelism)}
+	e := &Engine{o: o, images: map[string]v1.Image{}}
 	e.lanes = e.newLanes()
 	e.steps = laneSteps(e.lanes)
 	return e

@@ -2,12 +2,20 @@ package engine
 
 import (
 	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/nsmove"
 	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/engine/secrets"
+	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
@@ -20,17 +28,46 @@ func (e *Engine) newLanes() []lane.Lane {
 		Emit:        e.emit,
 		NewRecorder: func(s state.Store, d *state.Document) lane.Recorder { return newRecorder(s, d) },
 		DeleteAll:   e.deleteAll,
+		Apply: func(ctx context.Context, obj runtime.Object) (int64, error) {
+			out, err := e.o.Kube.Apply(ctx, obj, kube.ApplyOptions{Force: true})
+			if err != nil {
+				return 0, err
+			}
+			return out.GetGeneration(), nil
+		},
 		PodLogTail: func(ctx context.Context, ns, pod, container string, n int64) string {
 			return e.o.Kube.PodLogTail(ctx, ns, pod, container, n) // Kube is read when called: a test's may come late
 		},
 	}
 	e.env = env
+	e.rollout = rollout.New(env, rollout.Options{Kube: e.o.Kube, Migrate: migrateSeam{}, Parallelism: e.o.Parallelism, Limit: e.rolloutLimit})
 	return []lane.Lane{
+		e.rollout,
 		secrets.New(secrets.Options{Parallelism: e.o.Parallelism, Connect: e.o.SecretsServer}),
 		publish.New(env, e.o.Kube, e.o.DNS),
 		nsmove.New(env, e.o.Kube),
 	}
 }
+
+// migrateSeam lends the rollout lane the migrate lane's part of a rollout (migrate.go), the
+// one edge between two lanes (rollout.Migrator); the recorder is always the root's.
+type migrateSeam struct{}
+
+func (migrateSeam) Migrating(ctx context.Context, rec lane.Recorder, node, deployment, to string) error {
+	return rec.(*recorder).migrating(ctx, node, deployment, to)
+}
+
+func (migrateSeam) Restoring(rec lane.Recorder, node string, prev *appsv1.Deployment) (*appsv1.Deployment, string) {
+	cp := rec.(*recorder).copyOf(node)
+	if cp == nil {
+		return prev, ""
+	}
+	return withStateRestore(prev, cp), fmt.Sprintf(" (its init container %s puts back the copy of /var/lib taken at state version %s; the state keeps that version)", render.InitContainerState, versionText(cp.From))
+}
+
+func (migrateSeam) RanReady(ns *state.NodeState, version string) { ranReady(ns, version) }
+
+func (migrateSeam) TemplateVersion(d *unstructured.Unstructured) string { return templateVersion(d) }
 
 // laneSteps are the executors of the lanes' steps, by kind.
 func laneSteps(lanes []lane.Lane) map[plan.StepKind]lane.Executor {

@@ -179,7 +179,7 @@ func TestApplyMigrationKilled(t *testing.T) {
 	go r.migrate(context.Background(), imgSlow, "2") //nolint:errcheck // killed: it never returns
 	<-frozen
 	ns := r.store.Doc.Nodes["web"]
-	if ns.StateVersion != "1" || ns.Copy == nil || *ns.Copy != (state.StateCopy{From: "1", To: "2"}) || !inFlight(ns) {
+	if ns.StateVersion != "1" || ns.Copy == nil || *ns.Copy != (state.StateCopy{From: "1", To: "2"}) || !lane.InFlight(ns) {
 		t.Fatalf("after the kill: version %q, copy %+v, last rollout %+v; want 1, a copy 1 -> 2, in flight", ns.StateVersion, ns.Copy, ns.LastRollout)
 	}
 	r.f.Release()

@@ -249,31 +249,10 @@ func stateInput(in *plan.Input, doc *state.Document) {
 		if ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed {
 			in.Failed[name] = ns.LastRollout.Message
 		}
-		if inFlight(ns) {
+		if lane.InFlight(ns) {
 			in.Interrupted[name] = ns.LastRollout.Message
 		}
 	}
-}
-
-// containerImage returns the image of the named container of a Deployment (liveContainerImage
-// reads a live one as the plan holds it).
-func containerImage(d *unstructured.Unstructured, container string) string {
-	for _, c := range containersOf(d) {
-		m, _ := c.(map[string]any)
-		if m["name"] == container {
-			s, _ := m["image"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
-// containersOf returns the containers of a Deployment's pod template as d holds them, not
-// copied (unstructured.NestedSlice copies them deeply): the callers only read them.
-func containersOf(d *unstructured.Unstructured) []any {
-	v, _, _ := unstructured.NestedFieldNoCopy(d.Object, "spec", "template", "spec", "containers")
-	cs, _ := v.([]any)
-	return cs
 }
 
 // resolveImages builds every image of the group and asks the registry for its tag.

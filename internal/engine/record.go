@@ -136,73 +136,13 @@ func nodeField[T any](r *recorder, node string, f func(*state.NodeState) T) T {
 	return zero
 }
 
-// readyTemplate is the node's last pod-template-hash that became ready.
-func (r *recorder) readyTemplate(node string) string {
-	return nodeField(r, node, func(ns *state.NodeState) string { return ns.ReadyTemplate })
-}
-
 // pending reports whether the state says node's last rollout has not become ready: in
 // flight, or failed with nothing to go back to.
 func (r *recorder) pending(node string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ns := r.doc.Nodes[node]
-	return inFlight(ns) || ns != nil && ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed
-}
-
-// inFlight records, before deployment's pod template changes or is scaled up, that a rollout
-// of image is in flight: a run stopped before it ends leaves this in the state, and the next
-// apply follows the rollout again (waits, rolls back) instead of calling it done.
-func (r *recorder) inFlight(ctx context.Context, node, deployment, image, msg string) error {
-	return r.lastRollout(ctx, "before the rollout of deployment "+deployment, node, rolloutNow(event.RolloutInProgress, msg, image))
-}
-
-// lastRollout records node's last rollout; when names the write.
-func (r *recorder) lastRollout(ctx context.Context, when, node string, ro *event.Rollout) error {
-	return r.Update(ctx, when, func(*state.Document) { r.node(node).LastRollout = ro })
-}
-
-// ready records that image, with pod-template-hash hash and state version, became ready.
-func (r *recorder) ready(ctx context.Context, node, deployment, image, hash, version string) error {
-	return r.Update(ctx, "after the rollout of deployment "+deployment, func(d *state.Document) {
-		ns := r.node(node)
-		runsReady(ns, image, hash)
-		ranReady(ns, version)
-		ns.LastRollout = rolloutNow(event.RolloutReady, "", image)
-	})
-}
-
-// failed records a rollout of image that failed with nothing set back.
-func (r *recorder) failed(ctx context.Context, node, deployment, image, why string) error {
-	return r.lastRollout(ctx, "after the failed rollout of deployment "+deployment, node, rolloutNow(event.RolloutFailed, why, image))
-}
-
-// rolledBack records a rollout set back to oldImage; hash is the template that runs again
-// when it became ready ("" otherwise).
-func (r *recorder) rolledBack(ctx context.Context, node, deployment, oldImage, hash, why string) error {
-	return r.Update(ctx, "after the rollback of deployment "+deployment, func(d *state.Document) {
-		ns := r.node(node)
-		runsReady(ns, oldImage, hash)
-		if hash != "" {
-			// It ran ready: its state step put the copy back first (or there was none).
-			ns.Copy = nil
-		}
-		ns.LastRollout = rolloutNow(event.RolloutRolledBack, why, oldImage)
-	})
-}
-
-// runsReady notes that image is the one to go back to; hash is its pod-template-hash when it
-// became ready ("" when it did not, which keeps the last one that did).
-func runsReady(ns *state.NodeState, image, hash string) {
-	ns.PreviousReady = image
-	if hash != "" {
-		ns.ReadyTemplate = hash
-	}
-}
-
-// rolloutNow is a rollout of image that ended (or is in flight) with result, now.
-func rolloutNow(result, msg, image string) *event.Rollout {
-	return &event.Rollout{Result: result, Time: time.Now().UTC(), Message: msg, Digest: lane.DigestOf(image)}
+	return lane.InFlight(ns) || ns != nil && ns.LastRollout != nil && ns.LastRollout.Result == event.RolloutFailed
 }
 
 // removed records that node's objects are gone.

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -91,7 +92,7 @@ func TestSettle(t *testing.T) {
 			rec := newRecorder(store, &state.Document{Group: "demo", Nodes: map[string]*state.NodeState{"web": {ReadyTemplate: "old"}}})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if err := rec.inFlight(ctx, "web", "web", "r/web@sha256:b", ""); err != nil {
+			if err := lane.RecordInFlight(ctx, rec, "web", "web", "r/web@sha256:b", ""); err != nil {
 				t.Fatal(err)
 			}
 			store.Fail = tc.fail
@@ -106,11 +107,11 @@ func TestSettle(t *testing.T) {
 				}
 				return tc.back, "", tc.backErr
 			}
-			o := rolloutOutcome{node: "web", deployment: "web", image: "r/web@sha256:b", res: tc.res, prev: tc.prev}
+			o := rollout.Outcome{Node: "web", Deployment: "web", Image: "r/web@sha256:b", Res: tc.res, Prev: tc.prev}
 			if tc.res.Phase == status.Ready {
-				o.hash = "new"
+				o.Hash = "new"
 			}
-			err := New(Options{}).settle(ctx, rec, o, rollback, func() string { return "" })
+			err := New(Options{}).rollout.Settle(ctx, rec, o, rollback, func() string { return "" })
 			for _, part := range tc.wantErr {
 				if err == nil || !strings.Contains(err.Error(), part) {
 					t.Errorf("error %v: want it to contain %q", err, part)

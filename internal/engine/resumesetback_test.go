@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	"slipway.dev/slipway/internal/engine/lane"
 )
 
 // A stop asked right after resume's scale: the watch's copy of the Deployment may still show
@@ -27,7 +29,7 @@ func TestWithReplicas(t *testing.T) {
 			if got.Spec.Replicas == nil || *got.Spec.Replicas != tc.want {
 				t.Errorf("replicas %v, want %d", got.Spec.Replicas, tc.want)
 			}
-			if rollbackObject(got).Spec.Replicas == nil || *rollbackObject(got).Spec.Replicas != tc.want {
+			if lane.RollbackObject(got).Spec.Replicas == nil || *lane.RollbackObject(got).Spec.Replicas != tc.want {
 				t.Errorf("the rollback object does not carry %d replicas", tc.want)
 			}
 			if (before.Spec.Replicas == nil) != (tc.prev.Spec.Replicas == nil) || (before.Spec.Replicas != nil && *before.Spec.Replicas != *tc.prev.Spec.Replicas) {

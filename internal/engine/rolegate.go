@@ -36,7 +36,7 @@ func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 			}
 			if lr := ns.LastRollout; img != "" && (lr == nil || lr.Result != event.RolloutReady || lr.Digest != lane.DigestOf(img)) {
 				ns.PreviousReady = img
-				ns.LastRollout = rolloutNow(event.RolloutReady, "", img)
+				ns.LastRollout = lane.RolloutNow(event.RolloutReady, "", img)
 			}
 		})
 	}
@@ -49,5 +49,5 @@ func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 	}
 	report := e.env.FailureReport(ctx, w, k, res)
 	err := fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
-	return errors.Join(err, rec.failed(ctx, node, k.Name, img, why))
+	return errors.Join(err, lane.RecordFailed(ctx, rec, node, k.Name, img, why))
 }

@@ -78,7 +78,7 @@ func (e *Engine) setRoleBack(ctx context.Context, r *run, st plan.Step, prev *ap
 	}
 	rep := e.env.FailureReport(context.WithoutCancel(ctx), r.w, k, res)
 	e.emit(event.Event{Node: st.Node, Phase: event.PhaseRollback, Message: fmt.Sprintf("role %s: %s; setting it back to its last ready template", st.Role, res.Reason)})
-	back, _, err := e.rollbackFunc(ctx, r.w, k, st.Limit, st.Node)(prev)
+	back, _, err := e.env.SetBack(ctx, r.w, k, st.Limit, st.Node)(prev)
 	switch {
 	case err != nil:
 		return fmt.Errorf("role %s did not become ready (%s), and setting it back to its last ready template failed too: %w%s", st.Role, why, err, rep)

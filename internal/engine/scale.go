@@ -8,7 +8,11 @@ import (
 	"sort"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/parallel"
 	"slipway.dev/slipway/internal/plan"
@@ -232,10 +236,10 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w lane.Deploy
 	if err != nil {
 		return err
 	}
-	o := rolloutOutcome{node: node, deployment: tg.key.Name, res: res}
+	o := rollout.Outcome{Node: node, Deployment: tg.key.Name, Res: res}
 	if dep, _, _, _ := w.Deployment(tg.key.Namespace, tg.key.Name); dep != nil {
-		o.image = firstImage(dep.Spec.Template.Spec.Containers)
-		o.version, _ = render.StateInitVersion(&dep.Spec.Template.Spec)
+		o.Image = firstImage(dep.Spec.Template.Spec.Containers)
+		o.Version, _ = render.StateInitVersion(&dep.Spec.Template.Spec)
 	}
 	switch {
 	case res.Phase == status.Ready && !rec.pending(node):
@@ -248,14 +252,29 @@ func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w lane.Deploy
 			}
 		})
 	case res.Phase == status.Ready:
-		o.hash = lane.TemplateHash(w, tg.key)
+		o.Hash = lane.TemplateHash(w, tg.key)
 	case ctx.Err() == nil || res.Reason == lane.ReasonStopped:
-		readyHash := rec.readyTemplate(node)
+		readyHash := lane.ReadyTemplate(rec, node)
 		if readyHash != "" && readyHash == lane.TemplateHash(w, tg.key) {
-			o.noPrev = "it runs the last template that became ready"
+			o.NoPrev = "it runs the last template that became ready"
 		} else {
-			o.prev = withReplicas(lane.RollbackTarget(w, tg.key, readyHash), tg.replicas)
+			o.Prev = withReplicas(lane.RollbackTarget(w, tg.key, readyHash), tg.replicas)
 		}
 	}
-	return e.settle(ctx, rec, o, e.rollbackFunc(ctx, w, tg.key, limit, node), func() string { return e.env.FailureReport(context.WithoutCancel(ctx), w, tg.key, res) })
+	return e.rollout.Settle(ctx, rec, o, e.env.SetBack(ctx, w, tg.key, limit, node), func() string { return e.env.FailureReport(context.WithoutCancel(ctx), w, tg.key, res) })
+}
+
+// firstImage is the image a pod of containers cs runs (render.RunningImage).
+func firstImage(cs []corev1.Container) string { return render.RunningImage(cs) }
+
+// withReplicas is prev, copied, with the replicas resume set: the watch's copy of the
+// Deployment may not show resume's scale yet (a stop asked right after it), and setting back
+// with the replicas of the suspend would leave the node down.
+func withReplicas(prev *appsv1.Deployment, replicas int32) *appsv1.Deployment {
+	if prev == nil {
+		return nil
+	}
+	prev = prev.DeepCopy()
+	prev.Spec.Replicas = &replicas
+	return prev
 }

@@ -6,6 +6,7 @@
 package plan
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -70,6 +71,16 @@ type FieldDiff struct {
 	Path string `json:"path"`
 	Old  string `json:"old,omitempty"`
 	New  string `json:"new,omitempty"`
+}
+
+// DiffTouches reports whether a field diff touches a path that contains part.
+func DiffTouches(diff []FieldDiff, part string) bool {
+	for _, d := range diff {
+		if strings.Contains(d.Path, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // Change is one object apply touches.

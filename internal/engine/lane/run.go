@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
@@ -22,6 +23,9 @@ type Env struct {
 	// DeleteAll deletes changes (each of the UID judged) in reverse apply order and waits
 	// until they are gone.
 	DeleteAll func(ctx context.Context, changes []plan.Change) error
+	// Apply applies obj server-side, owning its fields (Force), and returns the generation
+	// the cluster gave it: a wait must see that generation before it trusts a status.
+	Apply func(ctx context.Context, obj runtime.Object) (int64, error)
 	// PodLogTail is a pod's container's last n log lines, "" when they cannot be read: what a
 	// failure report shows (FailureReport).
 	PodLogTail func(ctx context.Context, ns, pod, container string, n int64) string
@@ -72,6 +76,13 @@ type NodeRun struct {
 	Target Target
 	Rec    Recorder
 	Node   *spec.Node
+	// Watch is the apply's cache of the namespace's Deployments; nil for the steps before the
+	// nodes' (the namespace).
+	Watch DeploymentWatch
+	// Object is the plan's object of k, nil when it has none; Change is the plan's change of
+	// k, nil when k is unchanged.
+	Object func(k plan.Key) *unstructured.Unstructured
+	Change func(k plan.Key) *plan.Change
 	Slots
 }
 

@@ -1,4 +1,4 @@
-package engine
+package rollout
 
 import (
 	"context"
@@ -36,28 +36,28 @@ var (
 
 // applyNodeObjects runs an apply-objects step, first keeping the node's ConfigMaps and
 // Secrets that it changes as they are.
-func (e *Engine) applyNodeObjects(ctx context.Context, nr *nodeRun, st plan.Step) error {
-	if nr.node != nil {
-		prev, err := e.keepConfig(ctx, nr.run, st.Objects)
+func (l *Lane) applyNodeObjects(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
+	if nr.Node != nil {
+		prev, err := l.keepConfig(ctx, nr, st.Objects)
 		if err != nil {
 			return err
 		}
-		lane.Set(&nr.ln.Slots, prevConfigKey, prev)
-		lane.Set(&nr.ln.Slots, configChangedKey, slices.ContainsFunc(st.Objects, func(k plan.Key) bool { return k.Kind == "ConfigMap" || k.Kind == "Secret" }))
+		lane.Set(&nr.Slots, prevConfigKey, prev)
+		lane.Set(&nr.Slots, configChangedKey, slices.ContainsFunc(st.Objects, func(k plan.Key) bool { return k.Kind == "ConfigMap" || k.Kind == "Secret" }))
 	}
-	return e.applyObjects(ctx, nr.run, st)
+	return l.applyObjects(ctx, nr, st)
 }
 
 // keepConfig reads the ConfigMaps and Secrets among keys that the plan updates or replaces,
 // whole, as the cluster holds them now.
-func (e *Engine) keepConfig(ctx context.Context, r *run, keys []plan.Key) ([]*unstructured.Unstructured, error) {
+func (l *Lane) keepConfig(ctx context.Context, nr *lane.NodeRun, keys []plan.Key) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, k := range keys {
-		c := r.change(k)
+		c := nr.Change(k)
 		if c == nil || k.Kind != "ConfigMap" && k.Kind != "Secret" || c.Action != plan.Update && c.Action != plan.Replace {
 			continue
 		}
-		live, err := e.o.Kube.Get(context.WithoutCancel(ctx), k)
+		live, err := l.o.Kube.Get(context.WithoutCancel(ctx), k)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: reading it before it changes, for a rollback to put it back: %w", k.Kind, k.Name, err)
 		}
@@ -96,11 +96,11 @@ func applyable(live *unstructured.Unstructured) *unstructured.Unstructured {
 // then carries the failed template's config hash (failedHash), so that it names what its pod
 // reads and a file that goes back to the old config rolls the pod out again, rather than a
 // plan saying `No changes.` while the pod runs on the content it failed with.
-func (e *Engine) withConfigRestored(ctx context.Context, nr *nodeRun, failedHash string, rollback rollbackFunc) rollbackFunc {
-	prev, changed := lane.Get(&nr.ln.Slots, prevConfigKey), lane.Get(&nr.ln.Slots, configChangedKey)
+func (l *Lane) withConfigRestored(ctx context.Context, nr *lane.NodeRun, failedHash string, rollback lane.SetBack) lane.SetBack {
+	prev, changed := lane.Get(&nr.Slots, prevConfigKey), lane.Get(&nr.Slots, configChangedKey)
 	node := nodeName(nr)
 	return func(tmpl *appsv1.Deployment) (status.Result, string, error) {
-		if all := e.putBack(ctx, node, prev); !all || !changed {
+		if all := l.putBack(ctx, node, prev); !all || !changed {
 			tmpl = namingConfig(tmpl, failedHash)
 		}
 		return rollback(tmpl)
@@ -108,11 +108,11 @@ func (e *Engine) withConfigRestored(ctx context.Context, nr *nodeRun, failedHash
 }
 
 // nodeName is the name of nr's node ("" for the group's own steps).
-func nodeName(nr *nodeRun) string {
-	if nr.node == nil {
+func nodeName(nr *lane.NodeRun) string {
+	if nr.Node == nil {
 		return ""
 	}
-	return nr.node.Name
+	return nr.Node.Name
 }
 
 // namingConfig is tmpl with its pod template's config hash set to hash when it names other
@@ -130,23 +130,23 @@ func namingConfig(tmpl *appsv1.Deployment, hash string) *appsv1.Deployment {
 }
 
 // putBack applies prev again and reports whether all of it was put back.
-func (e *Engine) putBack(ctx context.Context, node string, prev []*unstructured.Unstructured) bool {
+func (l *Lane) putBack(ctx context.Context, node string, prev []*unstructured.Unstructured) bool {
 	var names, failed []string
 	var errs []error
 	for _, u := range prev {
 		name := u.GetKind() + " " + u.GetName()
-		if _, err := e.o.Kube.Apply(context.WithoutCancel(ctx), u, kube.ApplyOptions{Force: true}); err != nil {
+		if _, err := l.o.Kube.Apply(context.WithoutCancel(ctx), u, kube.ApplyOptions{Force: true}); err != nil {
 			failed, errs = append(failed, name), append(errs, err)
 			continue
 		}
 		names = append(names, name)
 	}
 	if len(names) > 0 {
-		e.emit(event.Event{Node: node, Phase: event.PhaseRollback, Message: "put back " + strings.Join(names, ", ") + " as the template set back read them"})
+		l.env.Emit(event.Event{Node: node, Phase: event.PhaseRollback, Message: "put back " + strings.Join(names, ", ") + " as the template set back read them"})
 	}
 	if len(errs) > 0 {
 		slices.Sort(failed)
-		e.emit(event.Event{Node: node, Phase: event.PhaseRollback, Message: fmt.Sprintf("could not put back %s (%v): the template set back reads their new content, and its config hash says so", strings.Join(failed, ", "), errors.Join(errs...))})
+		l.env.Emit(event.Event{Node: node, Phase: event.PhaseRollback, Message: fmt.Sprintf("could not put back %s (%v): the template set back reads their new content, and its config hash says so", strings.Join(failed, ", "), errors.Join(errs...))})
 	}
 	return len(errs) == 0
 }

@@ -1,4 +1,4 @@
-package engine
+package rollout
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -21,22 +22,22 @@ import (
 // run yet, and the first apply of 200 nodes lagged the cluster's floor (issue 17). With
 // WaitForFirstConsumer a claim binds only once its pod is scheduled: there is nothing to wait
 // for. Past the limit the Deployment goes ahead; its rollout says what the pod waits for.
-func (e *Engine) awaitClaim(ctx context.Context, nr *nodeRun, st plan.Step) error {
+func (l *Lane) awaitClaim(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
 	k := *st.Object
-	if !e.claimsBindImmediately(ctx, storageClassOf(nr.objs.get(k))) {
+	if !l.claimsBindImmediately(ctx, storageClassOf(nr.Object(k))) {
 		return nil
 	}
 	deadline := time.NewTimer(st.Limit)
 	defer deadline.Stop()
 	for {
-		changed := nr.w.Changed(kube.ClaimWakeup(k.Name))
-		if nr.w.ClaimPhase(k.Namespace, k.Name) == corev1.ClaimBound {
+		changed := nr.Watch.Changed(kube.ClaimWakeup(k.Name))
+		if nr.Watch.ClaimPhase(k.Namespace, k.Name) == corev1.ClaimBound {
 			return nil
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
-			e.emit(event.Event{Node: st.Node, Phase: event.PhaseApply,
+			l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseApply,
 				Message: fmt.Sprintf("claim %s not bound after %s: the Deployment goes ahead", k.Name, st.Limit)})
 			return nil
 		case <-ctx.Done():
@@ -63,14 +64,14 @@ type bindingModes struct {
 // claimsBindImmediately asks the cluster once per StorageClass and run, holding the others
 // that ask meanwhile (200 new nodes reach their claims at once); an answer it cannot give (no
 // right to read StorageClasses, say) is no wait.
-func (e *Engine) claimsBindImmediately(ctx context.Context, class string) bool {
-	b := &e.binds
+func (l *Lane) claimsBindImmediately(ctx context.Context, class string) bool {
+	b := &l.binds
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if v, ok := b.immediate[class]; ok {
 		return v
 	}
-	ok, err := e.o.Kube.ClaimsBindImmediately(ctx, class)
+	ok, err := l.o.Kube.ClaimsBindImmediately(ctx, class)
 	ok = ok && err == nil
 	if b.immediate == nil {
 		b.immediate = map[string]bool{}
