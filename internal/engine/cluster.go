@@ -6,11 +6,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 )
@@ -18,18 +18,9 @@ import (
 // The engine reaches the cluster only through these interfaces, so its decisions can be
 // tested against a stand-in (enginetest.Cluster); *kube.Client satisfies Cluster.
 
-// objectWriter changes objects: apply, replace, prune, suspend and resume.
-type objectWriter interface {
-	Apply(ctx context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error)
-	Delete(ctx context.Context, k plan.Key, uid string) error
-	WaitGone(ctx context.Context, k plan.Key, limit time.Duration) error
+// scaler sets a Deployment's replicas: suspend, resume and the roles.
+type scaler interface {
 	Scale(ctx context.Context, ns, name string, replicas int32) (int64, error)
-}
-
-// objectGetter reads one object whole, a Secret's values included: the config a rollback
-// puts back (engine/rollout).
-type objectGetter interface {
-	Get(ctx context.Context, k plan.Key) (*unstructured.Unstructured, error)
 }
 
 // rolloutWatcher follows rollouts: the watch, and a failed pod's last log lines.
@@ -51,9 +42,6 @@ type clusterReader interface {
 	// ServiceIngress is a LoadBalancer Service's addresses: what a node's names point at.
 	ServiceIngress(ctx context.Context, ns, name string) ([]string, error)
 	ServesKind(ctx context.Context, gvk schema.GroupVersionKind) (bool, error)
-	// ClaimsBindImmediately says whether claims of a StorageClass ("": the default) are bound
-	// as they are made, not once their pod is scheduled.
-	ClaimsBindImmediately(ctx context.Context, class string) (bool, error)
 }
 
 // jobRunner runs a Job to its end: the removal of a copy of /var/lib (SPEC §6a).
@@ -67,8 +55,8 @@ type jobRunner interface {
 
 // Cluster is every call the engine makes to Kubernetes.
 type Cluster interface {
-	objectWriter
-	objectGetter
+	rollout.Cluster // apply, replace, delete, read an object whole, claims' binding (SPEC §6)
+	scaler
 	jobRunner
 	rolloutWatcher
 	clusterReader
