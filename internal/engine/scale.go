@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"slipway.dev/slipway/internal/engine/lane"
@@ -228,53 +227,17 @@ func (e *Engine) resumeScale(ctx context.Context, w lane.DeploymentWatch, what, 
 }
 
 // resumeRollout scales a node's Deployment up and follows it as apply follows a rollout
-// (settle): ready is recorded, a failure is set back to the last template that became ready.
-// A stop asked (the first Ctrl-C) sets a rollout that is not ready back at once, as apply
-// does (issue 35 item 14): a node resumed is never left on a template that is not ready.
+// (rollout.Lane.Resumed). A stop asked (the first Ctrl-C) sets a rollout that is not ready
+// back at once, as apply does (issue 35 item 14): a node resumed is never left on a template
+// that is not ready.
 func (e *Engine) resumeRollout(ctx context.Context, rec *recorder, w lane.DeploymentWatch, node string, tg scaleTarget, limit time.Duration) error {
 	res, err := e.resumeScale(ctx, w, "deployment", node, tg, limit, status.Rollout, lane.StopSetsBack)
 	if err != nil {
 		return err
 	}
-	o := rollout.Outcome{Node: node, Deployment: tg.key.Name, Res: res}
-	if dep, _, _, _ := w.Deployment(tg.key.Namespace, tg.key.Name); dep != nil {
-		o.Image = firstImage(dep.Spec.Template.Spec.Containers)
-		o.Version, _ = render.StateInitVersion(&dep.Spec.Template.Spec)
-	}
-	switch {
-	case res.Phase == status.Ready && !rec.pending(node):
-		// It ran ready before the suspend: its last rollout (a rollback, say) stays what
-		// the state tells.
-		hash := lane.TemplateHash(w, tg.key)
-		return rec.Update(ctx, "after resuming deployment "+tg.key.Name, func(*state.Document) {
-			if hash != "" {
-				rec.node(node).ReadyTemplate = hash
-			}
-		})
-	case res.Phase == status.Ready:
-		o.Hash = lane.TemplateHash(w, tg.key)
-	case ctx.Err() == nil || res.Reason == lane.ReasonStopped:
-		readyHash := lane.ReadyTemplate(rec, node)
-		if readyHash != "" && readyHash == lane.TemplateHash(w, tg.key) {
-			o.NoPrev = "it runs the last template that became ready"
-		} else {
-			o.Prev = withReplicas(lane.RollbackTarget(w, tg.key, readyHash), tg.replicas)
-		}
-	}
-	return e.rollout.Settle(ctx, rec, o, e.env.SetBack(ctx, w, tg.key, limit, node), func() string { return e.env.FailureReport(context.WithoutCancel(ctx), w, tg.key, res) })
+	return e.rollout.Resumed(ctx, rollout.Resume{Rec: rec, Watch: w, Node: node, Key: tg.key, Replicas: tg.replicas, Limit: limit,
+		Res: res, Pending: rec.pending(node)})
 }
 
 // firstImage is the image a pod of containers cs runs (render.RunningImage).
 func firstImage(cs []corev1.Container) string { return render.RunningImage(cs) }
-
-// withReplicas is prev, copied, with the replicas resume set: the watch's copy of the
-// Deployment may not show resume's scale yet (a stop asked right after it), and setting back
-// with the replicas of the suspend would leave the node down.
-func withReplicas(prev *appsv1.Deployment, replicas int32) *appsv1.Deployment {
-	if prev == nil {
-		return nil
-	}
-	prev = prev.DeepCopy()
-	prev.Spec.Replicas = &replicas
-	return prev
-}

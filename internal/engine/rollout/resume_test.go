@@ -1,4 +1,4 @@
-package engine
+package rollout
 
 import (
 	"testing"
