@@ -1,7 +1,8 @@
 // Package lane is the engine's contract with its lanes (issue 45): what a lane is (Lane and
 // the optional hooks it implements, found by type assertion), what the engine lends it
 // instead of itself (Env, Target, Recorder, NodeRun with its per-node slots) and the helpers
-// every lane shares (the state read with its namespace check). The engine root composes the
+// every lane shares (the state read with its namespace check, the waits on a Deployment in the
+// apply's watch, what a rollout records and how one is set back). The engine root composes the
 // lanes from one list (internal/engine/lanes.go) and calls each hook in that list's order at
 // its place in a verb; the order of steps stays in plan.BuildSteps. A lane imports this
 // package and the pure core, never another lane nor the engine root.

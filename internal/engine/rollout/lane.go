@@ -75,6 +75,8 @@ func New(env lane.Env, o Options) *Lane {
 // Name names the lane.
 func (l *Lane) Name() string { return "rollout" }
 
+var _ lane.Stepper = (*Lane)(nil)
+
 // Executors are the lane's steps.
 func (l *Lane) Executors() map[plan.StepKind]lane.Executor {
 	return map[plan.StepKind]lane.Executor{
