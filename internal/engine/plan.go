@@ -52,6 +52,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		return nil, err
 	}
 	pr := &lane.PlanRun{Target: t.lent(), Doc: doc, Live: l.live, Namespace: l.ns}
+	defer pr.Close()
 	if err := e.prepare(ctx, pr); err != nil {
 		return nil, err
 	}
@@ -65,16 +66,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	spireLane, doneSpire, rs, err := e.spireStart(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	defer doneSpire()
-	desired, err := desiredObjects(t, images, ids, versions, key, l.features, suspended, rs)
-	if err != nil {
-		return nil, err
-	}
-	sp, err := e.planSpire(ctx, t, spireLane, desired)
+	desired, err := e.render(ctx, pr, render.Input{}, func(in render.Input) ([]render.Object, error) {
+		return desiredObjects(t, images, ids, versions, key, l.features, suspended, in)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +110,6 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		}
 	}
 	p.Notes = append(p.Notes, pr.Notes...)
-	if sp != nil {
-		p.Spire, p.Notes = sp.Changes, append(p.Notes, sp.Notes...)
-	} else if p.Spire, err = e.spireLeftovers(ctx, t); err != nil {
-		return nil, err
-	}
-	if err := e.planCentral(ctx, t, doc, p); err != nil {
-		return nil, err
-	}
 	if err := e.amend(ctx, pr, p); err != nil {
 		return nil, err
 	}
