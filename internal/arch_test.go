@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":     {"jsontag", "netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":    {"event", "kube", "quote", "redact", "spec"},
-	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/secrets", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":   {"dns", "engine/central", "engine/dryrun", "engine/lane", "engine/nsmove", "engine/publish", "engine/secrets", "engine/sharedreads", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
 	// lends a lane; it reaches no lane and not the root.
 	"engine/lane": {"event", "image", "kube", "plan", "render", "spec", "state", "status"},
@@ -47,6 +47,9 @@ var allowed = map[string][]string{
 	"engine/nsmove": {"engine/lane", "event", "plan", "spec", "state"},
 	// The secrets lane's check of the secrets servers (FR-004e).
 	"engine/secrets": {"engine/lane", "openbao", "parallel", "spec"},
+	// Helpers of the root without steps: the dry runs of a plan, a wave run's shared reads.
+	"engine/dryrun":      {"kube", "parallel", "plan", "spec"},
+	"engine/sharedreads": {"engine/lane", "kube", "plan", "spec"},
 	// The stand-ins the engine's and its lanes' tests share.
 	"engine/enginetest": {"dns", "kube", "plan", "render", "spec", "state"},
 	// The publishing lane (SPEC §7): the Gateway, addresses and DNS records.

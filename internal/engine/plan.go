@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/dryrun"
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
@@ -28,7 +29,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 }
 
 // PlanForApply is Plan for apply: the creates of a first apply into a new namespace are
-// dry-run one per shape, not one by one (see dryRunGroups).
+// dry-run one per shape, not one by one (internal/engine/dryrun).
 func (e *Engine) PlanForApply(ctx context.Context, t Target) (*plan.Plan, error) {
 	return e.plan(ctx, t, true)
 }
@@ -205,7 +206,8 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 		if l.ns == nil {
 			newNS = t.Namespace
 		}
-		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, foreign, newNS, forApply, unchanged); err != nil {
+		in := dryrun.Input{Desired: desired, Live: liveByKey, Foreign: foreign, NewNamespace: newNS, ForApply: forApply, Unchanged: unchanged}
+		if dry, immutable, err = dryrun.Run(ctx, e.o.Kube, e.o.Parallelism, in); err != nil {
 			return plan.Input{}, err
 		}
 	}
