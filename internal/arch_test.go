@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"event":    {},
 	"spec":     {"realpath", "secretsconf"},         // secretsconf: the sidecar's file-name limit, checked at load
 	"render":   {"parallel", "secretsconf", "spec"}, // parallel: a pure leaf, the one parallelism helper
-	"plan":     {"jsontag", "spec"},
+	"plan":     {"jsontag", "quote", "spec"},
 	"status":   {"event", "quote"},
 	"ui":       {"event", "plan", "quote", "spec", "status"},
 	"parallel": {},
@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"netaddr":  {}, // whether an address is on this machine: image and kube ask it alike
 	"realpath": {}, // links resolved once per directory: spec's load and image's build alike
 	"jsontag":  {}, // a struct's fields as JSON keys: plan's and kube's reflective walkers alike
-	"quote":    {}, // text from the cluster made safe for a terminal: status, ui, kube, engine, state, main
+	"quote":    {}, // text from the cluster made safe for a terminal: status, ui, plan, kube, engine, state, main
 	"redact":   {}, // credentials in URLs hidden: image pushes and the HTTP state backend alike
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":     {"jsontag", "netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels

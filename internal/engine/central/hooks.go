@@ -112,7 +112,8 @@ func (h *Hooks) applyStep(ctx context.Context, nr *lane.NodeRun, st plan.Step) e
 			return err
 		}
 	}
-	if err := cl.Apply(ctx, st.Central); err != nil {
+	cs, _ := st.Payload.(plan.CentralChanges)
+	if err := cl.Apply(ctx, cs); err != nil {
 		return fmt.Errorf("group %s: %w", t.Group.Name, err)
 	}
 	if t.Group.Central == nil && !t.KeepClaims {

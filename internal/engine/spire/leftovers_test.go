@@ -70,7 +70,7 @@ func TestSpireLeftoverRights(t *testing.T) {
 		t.Fatalf("leftovers (-want +got):\n%s", d)
 	}
 	nr := &lane.NodeRun{Target: target("shop.front"), Rec: &docRecorder{doc: &state.Document{}}}
-	if err := h.applyStep(ctx, nr, plan.Step{Kind: plan.StepSpire, Spire: cs}); err != nil {
+	if err := h.applyStep(ctx, nr, plan.Step{Kind: plan.StepSpire, Payload: plan.SpireChanges(cs)}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"shop.front"}, r.deleted); d != "" {

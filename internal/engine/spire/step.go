@@ -73,7 +73,8 @@ func (h *Hooks) applyStep(ctx context.Context, nr *lane.NodeRun, st plan.Step) e
 		}
 		now = append(now, rights...)
 	}
-	if err := CheckSaved(st.Spire, now); err != nil {
+	saved, _ := st.Payload.(plan.SpireChanges)
+	if err := CheckSaved(saved, now); err != nil {
 		return fmt.Errorf("group %s: %w", t.Group.Name, err)
 	}
 	h.env.Emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
