@@ -3,9 +3,9 @@ package plan
 // A lane's data and text in the pure core (issue 45): a lane's step carries its payload (a
 // StepPayload) instead of a field per lane in Step, and the plan's text of a lane is its
 // LanePart's sections, not a branch per lane in ui. The types and their text live in the
-// lane's file of this package (spire.go and spirepart.go, central.go and centralpart.go).
-// What stays one per lane: the plan's field that saves its changes (Plan.Spire,
-// Plan.Central: a saved plan's format), its line in Plan.Lanes and its place in BuildSteps,
+// lane's file of this package (spire.go and spirepart.go, central.go and centralpart.go,
+// move.go and movepart.go). What stays one per lane: the plan's field that saves its changes
+// (Plan.Spire, Plan.Central, Plan.Move: a saved plan's format), its line in Plan.Lanes and its place in BuildSteps,
 // the one place that orders steps.
 
 // StepPayload is a lane's data in one of its steps: what the lane's executor runs (it takes
@@ -34,13 +34,15 @@ type Section struct {
 }
 
 // Row is one change of a Section: its action (the mark and column ui gives it) and what it
-// says.
+// says; or, with Change, an object change, which ui writes as it writes a node's (its key,
+// its loss of data marked, its diff).
 type Row struct {
 	Action Action
 	Text   string
+	Change *Change
 }
 
 // Lanes are the lanes' parts of p, in the order plan shows them.
 func (p *Plan) Lanes() []LanePart {
-	return []LanePart{SpireChanges(p.Spire), CentralChanges(p.Central)}
+	return []LanePart{movePart{p.Move, p.Namespace}, SpireChanges(p.Spire), CentralChanges(p.Central)}
 }

@@ -126,12 +126,6 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		writeMigration(w, pal, np)
 		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
-	if m := p.Move; m != nil {
-		fmt.Fprintf(w, "\n  namespace %s (the group moves out once every node runs ready in %s; its claims stay):\n", q(m.From), q(p.Namespace))
-		for _, ch := range m.Delete {
-			writeChange(w, pal, ch)
-		}
-	}
 	writeLanes(w, pal, p)
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	plain := func(s string) string { return s }
@@ -166,6 +160,10 @@ func writeLanes(w io.Writer, pal palette, p *plan.Plan) {
 		for _, s := range l.Sections() {
 			fmt.Fprintf(w, "\n  %s:\n", s.Heading)
 			for _, r := range s.Rows {
+				if r.Change != nil {
+					writeChange(w, pal, *r.Change)
+					continue
+				}
 				fmt.Fprintln(w, changeLine(pal, marks[r.Action], string(r.Action), r.Text))
 			}
 		}
