@@ -30,7 +30,7 @@ import (
 const (
 	spireRealA = "  a:\n    {{REAL}}\n"
 	// A node leaves the real node by another nodeSelector, not by dropping its placement:
-	// plan does not see a field dropped from the file (the Subset shortcut of engine.dryRun).
+	// plan does not see a field dropped from the file (the Subset shortcut of dryrun.Run).
 	spireKwokA = "  a:\n    " + spireKwokPlacement + "\n"
 	// b waits less for its rollout: while a holds the real node it stays Pending.
 	spireRealB = "  b:\n    rolloutTimeout: 40s\n    {{REAL}}\n"

@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"event":    {},
 	"spec":     {"realpath", "secretsconf"},         // secretsconf: the sidecar's file-name limit, checked at load
 	"render":   {"parallel", "secretsconf", "spec"}, // parallel: a pure leaf, the one parallelism helper
-	"plan":     {"jsontag", "spec"},
+	"plan":     {"jsontag", "quote", "spec"},
 	"status":   {"event", "quote"},
 	"ui":       {"event", "plan", "quote", "spec", "status"},
 	"parallel": {},
@@ -34,12 +34,12 @@ var allowed = map[string][]string{
 	"netaddr":  {}, // whether an address is on this machine: image and kube ask it alike
 	"realpath": {}, // links resolved once per directory: spec's load and image's build alike
 	"jsontag":  {}, // a struct's fields as JSON keys: plan's and kube's reflective walkers alike
-	"quote":    {}, // text from the cluster made safe for a terminal: status, ui, kube, engine, state, main
+	"quote":    {}, // text from the cluster made safe for a terminal: status, ui, plan, kube, engine, state, main
 	"redact":   {}, // credentials in URLs hidden: image pushes and the HTTP state backend alike
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":     {"jsontag", "netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":    {"event", "kube", "quote", "redact", "spec"},
-	"engine":   {"dns", "engine/central", "engine/lane", "engine/nsmove", "engine/publish", "engine/rollout", "engine/secrets", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":   {"dns", "engine/central", "engine/dryrun", "engine/lane", "engine/nsmove", "engine/publish", "engine/rollout", "engine/secrets", "engine/sharedreads", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
 	// lends a lane; it reaches no lane and not the root.
 	"engine/lane": {"event", "image", "kube", "plan", "quote", "render", "spec", "state", "status"},
@@ -47,6 +47,9 @@ var allowed = map[string][]string{
 	"engine/nsmove": {"engine/lane", "event", "plan", "spec", "state"},
 	// The secrets lane's check of the secrets servers (FR-004e).
 	"engine/secrets": {"engine/lane", "openbao", "parallel", "spec"},
+	// Helpers of the root without steps: the dry runs of a plan, a wave run's shared reads.
+	"engine/dryrun":      {"kube", "parallel", "plan", "spec"},
+	"engine/sharedreads": {"engine/lane", "kube", "plan", "spec"},
 	// The stand-ins the engine's and its lanes' tests share.
 	"engine/enginetest": {"dns", "kube", "plan", "render", "spec", "state"},
 	// The rollout lane (SPEC §6 steps 3–6): objects, claims, Deployments, rollouts, rollbacks.
@@ -72,10 +75,10 @@ var allowed = map[string][]string{
 	"secretsbin":     {},
 	"secretsbin/gen": {"secretsbin"}, // go generate's builder of the embedded programs
 	// The SPIRE lane (FR-015 to FR-017): its server and spire node, the cluster through kube.
-	"engine/spire": {"kube", "plan", "spec"},
+	"engine/spire": {"engine/lane", "event", "kube", "plan", "render", "spec", "state"},
 	// The central lane (issue 44): PostgreSQL through pgx, OpenBao through its client, S3 through minio-go; no
 	// other lane imports it.
-	"engine/central": {"openbao", "plan", "spec"},
+	"engine/central": {"engine/lane", "event", "openbao", "plan", "spec", "state"},
 }
 
 // clientGo are the packages that may import client-go directly; state may reach it only

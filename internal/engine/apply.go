@@ -93,8 +93,11 @@ type nodeRun struct {
 
 // newNodeRun starts the steps of node (nil: the steps of the run).
 func newNodeRun(r *run, node *spec.Node) *nodeRun {
-	return &nodeRun{run: r, node: node, ln: &lane.NodeRun{Plan: r.p, Target: r.t.lent(), Rec: r.rec, Node: node,
-		Watch: r.w, Object: r.objs.get, Change: r.change}}
+	ln := &lane.NodeRun{Plan: r.p, Target: r.t.lent(), Rec: r.rec, Node: node, Watch: r.w, Object: r.objs.get, Change: r.change}
+	if r.objs != nil {
+		ln.Objects = laneObjects{r.objs}
+	}
+	return &nodeRun{run: r, node: node, ln: ln}
 }
 
 // Apply carries out p (SPEC §6) by running its steps (plan.BuildSteps): the pushes, in the

@@ -11,6 +11,7 @@ import (
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/engine/rollout"
+	"slipway.dev/slipway/internal/engine/sharedreads"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 )
@@ -67,3 +68,30 @@ type Cluster interface {
 }
 
 var _ Cluster = (*kube.Client)(nil)
+
+// SharedSource is what SharedReads reads through; *kube.Client satisfies it.
+type SharedSource interface {
+	Cluster
+	// ListNamespaces lists the namespaces that carry selector, by name.
+	ListNamespaces(ctx context.Context, selector string) (map[string]*unstructured.Unstructured, error)
+}
+
+var _ SharedSource = (*kube.Client)(nil)
+
+// SharedReads is a Cluster for the engines of one wave run: the reads internal/engine/sharedreads
+// shares (a covered namespace's objects, workloads and namespace) served from them, every other
+// call to the cluster as it is. The shared reads' methods are promoted over the cluster's, which
+// sit one level deeper (in source).
+type SharedReads struct {
+	*sharedreads.Reads
+	source
+}
+
+type source struct{ Cluster }
+
+// NewSharedReads returns the shared reads of a wave run over src.
+func NewSharedReads(src SharedSource) *SharedReads {
+	return &SharedReads{Reads: sharedreads.New(src), source: source{src}}
+}
+
+var _ Cluster = (*SharedReads)(nil)

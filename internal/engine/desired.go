@@ -15,14 +15,15 @@ import (
 
 // desiredObjects are the group's objects as apply would apply them, typed: rendered with the
 // images' digests, the machine IDs and the secret key, every Deployment at 0 while the group
-// is suspended.
-func desiredObjects(t Target, images []plan.Image, ids, versions map[string]string, key []byte, f features, suspended bool, sp *render.Spire) ([]render.Object, error) {
+// is suspended. in holds the lanes' part of render's input (lane.Renderer).
+func desiredObjects(t Target, images []plan.Image, ids, versions map[string]string, key []byte, f features, suspended bool, in render.Input) ([]render.Object, error) {
 	refs := map[string]string{}
 	for _, im := range images {
 		refs[im.Name] = im.Digest
 	}
-	objs, err := render.Objects(render.Input{Group: t.Group, Namespace: t.Namespace, Images: refs, MachineIDs: ids,
-		StopSignal: f.stop, ServiceMonitors: f.monitors, StateVersions: versions, SecretKey: key, Spire: sp})
+	in.Group, in.Namespace, in.Images, in.MachineIDs = t.Group, t.Namespace, refs, ids
+	in.StopSignal, in.ServiceMonitors, in.StateVersions, in.SecretKey = f.stop, f.monitors, versions, key
+	objs, err := render.Objects(in)
 	if err != nil {
 		return nil, err
 	}

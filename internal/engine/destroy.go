@@ -152,15 +152,18 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 	if err != nil {
 		return nil, err
 	}
-	centralAfter, err := e.destroyCentral(ctx, t, o.KeepClaims)
+	doc, err := readAnyNamespace(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	lt := t.lent()
+	lt.KeepClaims = o.KeepClaims
+	lateAfter, err := e.judgeLateLanes(ctx, lt, doc)
 	if err != nil {
 		return nil, err
 	}
 	e.emit(event.Event{Phase: event.PhaseDestroy, Message: s.Describe()})
-	if err := e.destroyLanes(ctx, t); err != nil {
-		return s, err
-	}
-	if err := e.destroySpire(ctx, t); err != nil {
+	if err := e.destroyLanes(ctx, lt, doc); err != nil {
 		return s, err
 	}
 	start := time.Now()
@@ -183,7 +186,7 @@ func (e *Engine) Destroy(ctx context.Context, t Target, o DestroyOptions) (*Dest
 		}
 		e.emit(event.Event{Phase: event.PhaseDestroy, Message: fmt.Sprintf("%d objects of group %s are gone (%s); namespace %s stays", len(s.Objects), t.Group.Name, time.Since(start).Round(100*time.Millisecond), t.Namespace)})
 	}
-	if err := centralAfter(); err != nil { // once the nodes are gone
+	if err := lateAfter(); err != nil { // once the nodes are gone
 		return s, err
 	}
 	if s.KeepClaims {

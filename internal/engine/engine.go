@@ -55,9 +55,9 @@ type Options struct {
 	// SecretsServer makes the client plan checks a node's secrets server with (FR-004e); nil:
 	// OpenBao's client with the token of SLIPWAY_OPENBAO_TOKEN(_FILE).
 	SecretsServer func(ctx context.Context, s *spec.SecretsServer) (secrets.Server, error)
-	// SpireConnect and SpireKube are the SPIRE lane's server, spire node and cluster (spire.go);
-	// nil: spire.Connect and Kube.
-	SpireConnect SpireConnector
+	// SpireConnect and SpireKube are the SPIRE lane's server, spire node and cluster
+	// (internal/engine/spire); nil: spire.Connect and Kube.
+	SpireConnect spire.Connector
 	SpireKube    spire.Cluster
 }
 

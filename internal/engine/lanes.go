@@ -3,16 +3,19 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"slipway.dev/slipway/internal/engine/central"
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/nsmove"
 	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/engine/secrets"
+	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
@@ -21,8 +24,9 @@ import (
 )
 
 // newLanes is the one list of the engine's lanes (internal/engine/lane). At each place of a
-// verb the root calls the hook of every lane that has it, in this order; a lane's steps run
-// where plan.BuildSteps puts them. A new lane is its package and a line here.
+// verb the root calls the hook of every lane that has it, in this order (destroy's hooks in
+// the reverse order: teardown undoes what the lanes made); a lane's steps run where
+// plan.BuildSteps puts them. A new lane is its package and a line here.
 func (e *Engine) newLanes() []lane.Lane {
 	env := lane.Env{
 		Emit:        e.emit,
@@ -44,6 +48,8 @@ func (e *Engine) newLanes() []lane.Lane {
 	return []lane.Lane{
 		e.rollout,
 		secrets.New(secrets.Options{Parallelism: e.o.Parallelism, Connect: e.o.SecretsServer}),
+		spire.New(env, spire.Options{Connect: e.o.SpireConnect, Kube: e.spireCluster()}),
+		central.New(env),
 		publish.New(env, e.o.Kube, e.o.DNS),
 		nsmove.New(env, e.o.Kube),
 	}
@@ -68,6 +74,16 @@ func (migrateSeam) Restoring(rec lane.Recorder, node string, prev *appsv1.Deploy
 func (migrateSeam) RanReady(ns *state.NodeState, version string) { ranReady(ns, version) }
 
 func (migrateSeam) TemplateVersion(d *unstructured.Unstructured) string { return templateVersion(d) }
+
+// spireCluster is the cluster as the SPIRE lane reads it; nil when the client cannot (a
+// test's fake without the lane's calls).
+func (e *Engine) spireCluster() spire.Cluster {
+	if e.o.SpireKube != nil {
+		return e.o.SpireKube
+	}
+	kc, _ := e.o.Kube.(spire.Cluster)
+	return kc
+}
 
 // laneSteps are the executors of the lanes' steps, by kind.
 func laneSteps(lanes []lane.Lane) map[plan.StepKind]lane.Executor {
@@ -100,6 +116,19 @@ func (e *Engine) prepare(ctx context.Context, pr *lane.PlanRun) error {
 	return eachLane(e.lanes, func(h lane.Preparer) error { return h.Prepare(ctx, pr) })
 }
 
+// render runs the lanes' part of render: what they add to its input (in), and once the
+// objects are made (by build), what they read of them.
+func (e *Engine) render(ctx context.Context, pr *lane.PlanRun, in render.Input, build func(render.Input) ([]render.Object, error)) ([]render.Object, error) {
+	if err := eachLane(e.lanes, func(h lane.Renderer) error { return h.Render(ctx, pr, &in) }); err != nil {
+		return nil, err
+	}
+	objs, err := build(in)
+	if err != nil {
+		return nil, err
+	}
+	return objs, eachLane(e.lanes, func(h lane.Renderer) error { return h.Rendered(ctx, pr, objs) })
+}
+
 // amend runs the lanes' part of a plan once it is computed.
 func (e *Engine) amend(ctx context.Context, pr *lane.PlanRun, p *plan.Plan) error {
 	return eachLane(e.lanes, func(h lane.Amender) error { return h.Amend(ctx, pr, p) })
@@ -110,14 +139,51 @@ func (e *Engine) finish(ctx context.Context, p *plan.Plan, rec *recorder, failed
 	return eachLane(e.lanes, func(h lane.Finisher) error { return h.Finish(ctx, p, rec, failed) })
 }
 
+// teardown is the lanes in destroy's order: the list's, reversed.
+func (e *Engine) teardown() []lane.Lane {
+	out := slices.Clone(e.lanes)
+	slices.Reverse(out)
+	return out
+}
+
 // refuseDestroy asks each lane whether destroy may go on; nothing is changed yet.
 func (e *Engine) refuseDestroy(t Target, doc *state.Document) error {
-	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Refuse(t.lent(), doc) })
+	return eachLane(e.teardown(), func(h lane.Destroyer) error { return h.Refuse(t.lent(), doc) })
+}
+
+// planDestroyLanes adds what destroy would remove of each lane to p (plan -destroy, which
+// shows a destroy without --keep-claims).
+func (e *Engine) planDestroyLanes(ctx context.Context, t Target, doc *state.Document, p *plan.Plan) error {
+	lt := t.lent()
+	lt.KeepClaims = false
+	return eachLane(e.teardown(), func(h lane.DestroyPlanner) error { return h.PlanDestroy(ctx, lt, doc, p) })
+}
+
+// judgeLateLanes judges, before destroy changes anything, the part of each lane that goes
+// once the objects are gone, and returns what removes them then, in order.
+func (e *Engine) judgeLateLanes(ctx context.Context, t lane.Target, doc *state.Document) (func() error, error) {
+	var afters []func() error
+	err := eachLane(e.teardown(), func(h lane.LateDestroyer) error {
+		after, err := h.DestroyLate(ctx, t, doc)
+		afters = append(afters, after)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		for _, after := range afters {
+			if err := after(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // destroyLanes runs the lanes' part of destroy, before the group's objects go.
-func (e *Engine) destroyLanes(ctx context.Context, t Target) error {
-	return eachLane(e.lanes, func(h lane.Destroyer) error { return h.Destroy(ctx, t.lent()) })
+func (e *Engine) destroyLanes(ctx context.Context, t lane.Target, doc *state.Document) error {
+	return eachLane(e.teardown(), func(h lane.Destroyer) error { return h.Destroy(ctx, t, doc) })
 }
 
 // suspendLanes runs the lanes' part of suspend, before the Deployments go to 0.
@@ -134,3 +200,9 @@ func (e *Engine) resumeLanes(ctx context.Context, t Target, rec *recorder, node 
 func (e *Engine) reportLanes(ctx context.Context, t Target, gs *status.Group) error {
 	return eachLane(e.lanes, func(h lane.Reporter) error { return h.Status(ctx, t.lent(), gs) })
 }
+
+// laneObjects lends the run's objects to the lanes' steps (lane.Objects).
+type laneObjects struct{ s *objectSet }
+
+func (o laneObjects) KeysOf(kind string) []plan.Key             { return o.s.keysOf(kind) }
+func (o laneObjects) Get(k plan.Key) *unstructured.Unstructured { return o.s.get(k) }

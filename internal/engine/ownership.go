@@ -67,7 +67,7 @@ func (e *Engine) listLive(ctx context.Context, t Target, readNamespace func() (*
 // labelledReader is a wave run's shared read (SharedReads): the objects of a namespace that
 // carry one of the run's groups' labels, false when it does not read ns.
 type labelledReader interface {
-	labelled(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool)
+	Labelled(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool)
 }
 
 // listNamespace lists every object of the kinds slipway makes in ns; in a wave run, the
@@ -77,7 +77,7 @@ type labelledReader interface {
 // a name missing completes the list (completeForeign).
 func (e *Engine) listNamespace(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool, error) {
 	if r, ok := e.o.Kube.(labelledReader); ok {
-		if objs, ok := r.labelled(ctx, ns); ok {
+		if objs, ok := r.Labelled(ctx, ns); ok {
 			return objs, true, nil
 		}
 	}

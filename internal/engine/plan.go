@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/dryrun"
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
@@ -28,7 +29,7 @@ func (e *Engine) Plan(ctx context.Context, t Target) (*plan.Plan, error) {
 }
 
 // PlanForApply is Plan for apply: the creates of a first apply into a new namespace are
-// dry-run one per shape, not one by one (see dryRunGroups).
+// dry-run one per shape, not one by one (internal/engine/dryrun).
 func (e *Engine) PlanForApply(ctx context.Context, t Target) (*plan.Plan, error) {
 	return e.plan(ctx, t, true)
 }
@@ -52,6 +53,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		return nil, err
 	}
 	pr := &lane.PlanRun{Target: t.lent(), Doc: doc, Live: l.live, Namespace: l.ns}
+	defer pr.Close()
 	if err := e.prepare(ctx, pr); err != nil {
 		return nil, err
 	}
@@ -65,16 +67,9 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	spireLane, doneSpire, rs, err := e.spireStart(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	defer doneSpire()
-	desired, err := desiredObjects(t, images, ids, versions, key, l.features, suspended, rs)
-	if err != nil {
-		return nil, err
-	}
-	sp, err := e.planSpire(ctx, t, spireLane, desired)
+	desired, err := e.render(ctx, pr, render.Input{}, func(in render.Input) ([]render.Object, error) {
+		return desiredObjects(t, images, ids, versions, key, l.features, suspended, in)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +111,6 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 		}
 	}
 	p.Notes = append(p.Notes, pr.Notes...)
-	if sp != nil {
-		p.Spire, p.Notes = sp.Changes, append(p.Notes, sp.Notes...)
-	} else if p.Spire, err = e.spireLeftovers(ctx, t); err != nil {
-		return nil, err
-	}
-	if err := e.planCentral(ctx, t, doc, p); err != nil {
-		return nil, err
-	}
 	if err := e.amend(ctx, pr, p); err != nil {
 		return nil, err
 	}
@@ -219,7 +206,8 @@ func (e *Engine) compare(ctx context.Context, t Target, l listed, objs []render.
 		if l.ns == nil {
 			newNS = t.Namespace
 		}
-		if dry, immutable, err = e.dryRun(ctx, desired, liveByKey, foreign, newNS, forApply, unchanged); err != nil {
+		in := dryrun.Input{Desired: desired, Live: liveByKey, Foreign: foreign, NewNamespace: newNS, ForApply: forApply, Unchanged: unchanged}
+		if dry, immutable, err = dryrun.Run(ctx, e.o.Kube, e.o.Parallelism, in); err != nil {
 			return plan.Input{}, err
 		}
 	}

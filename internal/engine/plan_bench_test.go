@@ -13,6 +13,7 @@ import (
 
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -59,7 +60,7 @@ func BenchmarkDesiredObjects1000(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		objs, err := desiredObjects(t, images, ids, nil, nil, features{}, false, nil)
+		objs, err := desiredObjects(t, images, ids, nil, nil, features{}, false, render.Input{})
 		if err != nil {
 			b.Fatal(err)
 		}

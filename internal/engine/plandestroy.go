@@ -46,10 +46,7 @@ func (e *Engine) PlanDestroy(ctx context.Context, t Target) (*plan.Plan, error) 
 		}
 		p.Nodes = destroyChanges(live, ns)
 	}
-	if p.Spire, err = e.planDestroySpire(ctx, t); err != nil {
-		return nil, err
-	}
-	if err := e.planDestroyCentral(ctx, t, p, false); err != nil {
+	if err := e.planDestroyLanes(ctx, t, doc, p); err != nil {
 		return nil, err
 	}
 	if t.adopt != nil {

@@ -170,7 +170,7 @@ func TestSharedReadsReadOnce(t *testing.T) {
 			}
 		}
 	}
-	labelled, ok := s.labelled(ctx, "a")
+	labelled, ok := s.Labelled(ctx, "a")
 	if want := []string{"Deployment/a/web", "Service/a/web"}; !ok || !cmp.Equal(want, sortedKeys(labelled)) {
 		t.Errorf("labelled objects of namespace a: %v (%v), want the run's groups' only: %v", sortedKeys(labelled), ok, want)
 	}
@@ -190,7 +190,7 @@ func TestSharedReadsReadOnce(t *testing.T) {
 	s.Stop()
 	_, _ = s.ListManagedObjects(ctx, "a", lane.GroupSelector("a"))
 	_, _ = s.Namespace(ctx, "a")
-	if _, ok := s.labelled(ctx, "a"); ok {
+	if _, ok := s.Labelled(ctx, "a"); ok {
 		t.Error("labelled answered after Stop")
 	}
 	want = map[string]int{`list objects in "c" by "slipway.dev/group=c"`: 1, `list objects in "a" by ""`: 1,
@@ -198,6 +198,17 @@ func TestSharedReadsReadOnce(t *testing.T) {
 	if d := cmp.Diff(want, c.Reads()); d != "" {
 		t.Errorf("reads not shared (-want +got):\n%s", d)
 	}
+}
+
+// ofGroup are the objects of all that carry group's label: what a read by its label gets.
+func ofGroup(all map[plan.Key]plan.Object, group string) map[plan.Key]plan.Object {
+	out := map[plan.Key]plan.Object{}
+	for k, o := range all {
+		if o.GetLabels()[spec.LabelGroup] == group {
+			out[k] = o
+		}
+	}
+	return out
 }
 
 // sortedKeys are the keys of objs as kind/namespace/name, sorted.

@@ -7,12 +7,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/spire"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
 
 // TestSpirePodLabels: the spire step reads the nodes' LabelSpirePod values from the run's
-// objects (Apply takes them out of the plan before any step), a stub converted; a role's
+// objects (spire.PodLabels, through the lane.Objects the root lends it: Apply takes them out
+// of the plan before any step), a stub converted; a role's
 // Deployment and other kinds are no node's. The label of a stub that does not convert is an
 // error, never "" (the alias entry would bind to no pod).
 func TestSpirePodLabels(t *testing.T) {
@@ -31,7 +33,7 @@ func TestSpirePodLabels(t *testing.T) {
 	t.Run("objects and a converted stub", func(t *testing.T) {
 		objs := newObjectSet([]*unstructured.Unstructured{web, apiStub, role, cm},
 			plan.Deferred{plan.KeyOf(api): func() (*unstructured.Unstructured, error) { return api, nil }})
-		got, err := spirePodLabels(objs)
+		got, err := spire.PodLabels(laneObjects{objs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +45,7 @@ func TestSpirePodLabels(t *testing.T) {
 	t.Run("stub that does not convert", func(t *testing.T) {
 		objs := newObjectSet([]*unstructured.Unstructured{web, apiStub},
 			plan.Deferred{plan.KeyOf(api): func() (*unstructured.Unstructured, error) { return nil, errors.New("no") }})
-		if _, err := spirePodLabels(objs); err == nil {
+		if _, err := spire.PodLabels(laneObjects{objs}); err == nil {
 			t.Fatal("no error for a stub that does not convert")
 		}
 	})

@@ -60,10 +60,10 @@ func centralSteps(p *Plan) (before, after []Step) {
 		}
 	}
 	if len(add) > 0 {
-		before = []Step{{Kind: StepCentral, Central: add}}
+		before = []Step{{Kind: StepCentral, Payload: CentralChanges(add)}}
 	}
 	if len(del) > 0 {
-		after = []Step{{Kind: StepCentral, Central: del}}
+		after = []Step{{Kind: StepCentral, Payload: CentralChanges(del)}}
 	}
 	return before, after
 }

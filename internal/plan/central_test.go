@@ -17,7 +17,7 @@ func TestCentralSteps(t *testing.T) {
 	if len(before) != 1 || len(after) != 1 {
 		t.Fatalf("steps before %d, after %d", len(before), len(after))
 	}
-	if d := cmp.Diff([]CentralChange{p.Central[0], p.Central[2]}, before[0].Central); d != "" {
+	if d := cmp.Diff([]CentralChange{p.Central[0], p.Central[2]}, []CentralChange(before[0].Payload.(CentralChanges))); d != "" {
 		t.Errorf("before (-want +got):\n%s", d)
 	}
 	if got, want := before[0].String(), "make the central services' objects before any node (1 login, 1 kv)"; got != want {

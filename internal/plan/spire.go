@@ -8,7 +8,8 @@ import (
 
 // StepSpire makes the SPIRE server and its node what the group needs (FR-015 to FR-017),
 // before any node's objects: the token-review account's rights, the kubeconfig and the
-// allow list on the spire node, the registration entries. Spire holds the planned changes.
+// allow list on the spire node, the registration entries. Its Payload (SpireChanges) holds
+// the planned changes.
 const StepSpire StepKind = "spire"
 
 // SpireWhat is what a SpireChange changes.
@@ -64,7 +65,7 @@ func spireSteps(p *Plan) []Step {
 	if len(p.Spire) == 0 {
 		return nil
 	}
-	return []Step{{Kind: StepSpire, Spire: p.Spire}}
+	return []Step{{Kind: StepSpire, Payload: SpireChanges(p.Spire)}}
 }
 
 // spireStepText is how plan prints a spire step.

@@ -38,8 +38,8 @@ func TestSpireSteps(t *testing.T) {
 				t.Errorf("before (-want +got):\n%s", d)
 			}
 			last := s.Before[len(s.Before)-1]
-			if len(last.Spire) != 2 || !strings.Contains(last.String(), "1 allow-list, 1 entry") {
-				t.Errorf("spire step %q with %d changes", last.String(), len(last.Spire))
+			if len(last.Payload.(SpireChanges)) != 2 || !strings.Contains(last.String(), "1 allow-list, 1 entry") {
+				t.Errorf("spire step %q with %d changes", last.String(), len(last.Payload.(SpireChanges)))
 			}
 		})
 	}

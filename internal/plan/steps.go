@@ -102,11 +102,10 @@ type Step struct {
 	// StateVersion the version whose data a remove-copy keeps (SPEC §6a).
 	Migration    *Migration `json:"migration,omitempty"`
 	StateVersion string     `json:"stateVersion,omitempty"`
-	// Spire are the changes a spire step makes: the plan's own (Plan.Spire), which a saved
-	// plan keeps, so the step leaves them out of JSON.
-	Spire []SpireChange `json:"-"`
-	// Central are the changes a central step makes (a share of Plan.Central).
-	Central []CentralChange `json:"-"`
+	// Payload is a lane's data in its step (lanepart.go): a spire step's SpireChanges (the
+	// plan's own, Plan.Spire), a central step's CentralChanges (a share of Plan.Central). A
+	// saved plan keeps them in its own fields, so the step leaves them out of JSON.
+	Payload StepPayload `json:"-"`
 }
 
 // stepJSON is a Step as JSON: the limit as text ("5m0s"), replicas only where they count.

@@ -9,6 +9,9 @@ import (
 
 // String says what the step does, as `plan` prints it.
 func (s Step) String() string {
+	if s.Payload != nil {
+		return s.Payload.StepText()
+	}
 	switch s.Kind {
 	case StepPush:
 		return "push image " + s.Image
@@ -57,10 +60,6 @@ func (s Step) String() string {
 		return fmt.Sprintf("await %s Accepted by the Gateway (limit %s)", names(s.Objects), s.Limit)
 	case StepAwaitClaim:
 		return fmt.Sprintf("await claim %s bound, when its StorageClass binds claims as they are made (limit %s)", s.Object.Name, s.Limit)
-	case StepSpire:
-		return spireStepText(s.Spire)
-	case StepCentral:
-		return centralStepText(s.Central)
 	case StepAwaitResolved:
 		return fmt.Sprintf("await the references of %s resolved (limit %s)", names(s.Objects), s.Limit)
 	}

@@ -47,11 +47,11 @@ type Document struct {
 	// a guess of a value can be tested against a hash: `state show` does not print it.
 	SecretKey string `json:"secretKey,omitempty"`
 	// Spire are the SPIRE servers and namespaces the deployment's SPIRE lane made parts for
-	// (spire.go): written before the lane changes anything, dropped once their parts are
-	// retired, so that they go even when the file no longer names them.
+	// (internal/engine/spire): written before the lane changes anything, dropped once their
+	// parts are retired, so that they go even when the file no longer names them.
 	Spire []SpireRecord `json:"spire,omitempty"`
-	// Central is where the deployment's central lane made its objects (central.go): written
-	// before the lane makes any, dropped once they are gone.
+	// Central is where the deployment's central lane made its objects
+	// (internal/engine/central): written before the lane makes any, dropped once they are gone.
 	Central *CentralRecord `json:"central,omitempty"`
 }
 

@@ -34,11 +34,10 @@ func Applied(w io.Writer, p *plan.Plan) error {
 		r := recordCounts(p)
 		line += fmt.Sprintf("; DNS: %d record set(s) published, %d changed, %d retired", r[plan.Create], r[plan.Update], r[plan.Delete])
 	}
-	if c.Spire > 0 {
-		line += fmt.Sprintf("; SPIRE: %d change(s)", c.Spire)
-	}
-	if c.Central > 0 {
-		line += fmt.Sprintf("; central services: %d change(s)", c.Central)
+	for _, l := range p.Lanes() {
+		if _, applied := l.Summary(); applied != "" {
+			line += "; " + applied
+		}
 	}
 	_, err := fmt.Fprintln(w, line+".")
 	return err
@@ -127,14 +126,7 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		writeMigration(w, pal, np)
 		writeSteps(w, pal, nodeSteps(p, np.Node))
 	}
-	if m := p.Move; m != nil {
-		fmt.Fprintf(w, "\n  namespace %s (the group moves out once every node runs ready in %s; its claims stay):\n", q(m.From), q(p.Namespace))
-		for _, ch := range m.Delete {
-			writeChange(w, pal, ch)
-		}
-	}
-	writeSpire(w, pal, p.Spire)
-	writeCentral(w, pal, p.Central)
+	writeLanes(w, pal, p)
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	plain := func(s string) string { return s }
 	for _, x := range []struct {
@@ -148,14 +140,34 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		{c.RecordConflicts, "%d DNS conflict(s): apply refuses their nodes", pal.red},
 		{c.Migrate, "%d state migration(s)", pal.yellow},
 		{c.RemoveCopy, "%d cop(ies) of /var/lib to remove", plain},
-		{c.Spire, "%d SPIRE change(s)", plain},
-		{c.Central, "%d central service change(s)", plain},
 	} {
 		if x.n > 0 {
 			fmt.Fprintf(w, "; %s", x.paint(fmt.Sprintf(x.format, x.n)))
 		}
 	}
+	for _, l := range p.Lanes() {
+		if planned, _ := l.Summary(); planned != "" {
+			fmt.Fprintf(w, "; %s", planned)
+		}
+	}
 	fmt.Fprintln(w, ".")
+}
+
+// writeLanes writes each lane's sections (plan.LanePart) after the nodes: its heading, then
+// its changes in the columns of the nodes' (their text is the lane's, safe as it is).
+func writeLanes(w io.Writer, pal palette, p *plan.Plan) {
+	for _, l := range p.Lanes() {
+		for _, s := range l.Sections() {
+			fmt.Fprintf(w, "\n  %s:\n", s.Heading)
+			for _, r := range s.Rows {
+				if r.Change != nil {
+					writeChange(w, pal, *r.Change)
+					continue
+				}
+				fmt.Fprintln(w, changeLine(pal, marks[r.Action], string(r.Action), r.Text))
+			}
+		}
+	}
 }
 
 var marks = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "-/+", plan.Delete: "-",

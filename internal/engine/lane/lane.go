@@ -12,6 +12,7 @@ import (
 	"context"
 
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
@@ -39,6 +40,15 @@ type Preparer interface {
 	Prepare(ctx context.Context, pr *PlanRun) error
 }
 
+// Renderer is a lane that takes part in render (spire: the cluster's name on its server and
+// the server's trust bundle). Render adds the lane's part to in before the objects are
+// rendered; Rendered reads the objects render made, before they are compared with the
+// cluster (the comparison drops the typed objects it converts).
+type Renderer interface {
+	Render(ctx context.Context, pr *PlanRun, in *render.Input) error
+	Rendered(ctx context.Context, pr *PlanRun, objs []render.Object) error
+}
+
 // Amender is a lane's part of a plan, once plan.Compute made it: it adds its changes and
 // notes to p, reading what pr holds, and fails the plan when the lane cannot go on.
 type Amender interface {
@@ -52,11 +62,27 @@ type Finisher interface {
 }
 
 // Destroyer is a lane's part of destroy: Refuse runs while destroy reads what it would
-// remove (nothing is changed yet; doc is the state, nil when none), Destroy before the
-// deployment's objects go.
+// remove (nothing is changed yet), Destroy before the deployment's objects go. doc is the
+// state as the root reads it (an earlier release's it adopts included), nil when none.
+// Destroy's hooks run in the reverse of the list's order: teardown undoes what the lanes
+// made in that order.
 type Destroyer interface {
 	Refuse(t Target, doc *state.Document) error
-	Destroy(ctx context.Context, t Target) error
+	Destroy(ctx context.Context, t Target, doc *state.Document) error
+}
+
+// DestroyPlanner is a lane's part of `plan -destroy`: what destroy would remove of it, into
+// p (its changes and notes). It changes nothing.
+type DestroyPlanner interface {
+	PlanDestroy(ctx context.Context, t Target, doc *state.Document, p *plan.Plan) error
+}
+
+// LateDestroyer is a lane whose part the nodes use while they run (central's databases):
+// DestroyLate judges it before destroy changes anything (and refuses a destroy the lane
+// cannot go on with); the after it returns removes it once the deployment's objects are
+// gone. In destroy, t.KeepClaims is destroy --keep-claims.
+type LateDestroyer interface {
+	DestroyLate(ctx context.Context, t Target, doc *state.Document) (after func() error, err error)
 }
 
 // Suspender is a lane's part of suspend and resume: Suspend before the Deployments go to 0,

@@ -67,6 +67,29 @@ type PlanRun struct {
 	// cluster's own (stop signal, monitors).
 	Notes []string
 	Slots
+	done []func()
+}
+
+// Defer has f run once the plan is made or has failed (Close): what a lane's hooks of one
+// plan share, such as its connections, is closed then.
+func (pr *PlanRun) Defer(f func()) { pr.done = append(pr.done, f) }
+
+// Close runs what the hooks deferred, the last first; the root calls it when a plan ends.
+func (pr *PlanRun) Close() {
+	for i := len(pr.done) - 1; i >= 0; i-- {
+		pr.done[i]()
+	}
+	pr.done = nil
+}
+
+// Objects are the plan's objects as an apply's steps read them: the root takes them out of the
+// plan before any step runs, and drops a node's once its steps ran.
+type Objects interface {
+	// KeysOf are the keys of the objects of kind still held, sorted.
+	KeysOf(kind string) []plan.Key
+	// Get is the object of k (one the plan found unchanged converted from its stub); nil
+	// when there is none.
+	Get(k plan.Key) *unstructured.Unstructured
 }
 
 // NodeRun is one node's steps in progress (Node nil for a step of the run): the plan, the
@@ -83,6 +106,8 @@ type NodeRun struct {
 	// k, nil when k is unchanged.
 	Object func(k plan.Key) *unstructured.Unstructured
 	Change func(k plan.Key) *plan.Change
+	// Objects are the plan's objects (nil in a test's run without them).
+	Objects Objects
 	Slots
 }
 

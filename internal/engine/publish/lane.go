@@ -98,7 +98,9 @@ func (l *Lane) Amend(ctx context.Context, pr *lane.PlanRun, p *plan.Plan) error 
 func (l *Lane) Refuse(t lane.Target, doc *state.Document) error { return refuseLeftRecords(t, doc) }
 
 // Destroy retires every record set of the group before its objects go.
-func (l *Lane) Destroy(ctx context.Context, t lane.Target) error { return l.destroyDNS(ctx, t) }
+func (l *Lane) Destroy(ctx context.Context, t lane.Target, _ *state.Document) error {
+	return l.destroyDNS(ctx, t)
+}
 
 // Suspend retires the group's published names before its Deployments go to 0.
 func (l *Lane) Suspend(ctx context.Context, t lane.Target, rec lane.Recorder) error {

@@ -268,7 +268,7 @@ func TestLaneNoSecretOut(t *testing.T) {
 	if !strings.Contains(out, "kubeconfig-begin") {
 		t.Fatalf("read back no kubeconfig: %q", out)
 	}
-	stepJSON, _ := json.Marshal(plan.Step{Kind: plan.StepSpire, Spire: p.Changes})
+	stepJSON, _ := json.Marshal(plan.Step{Kind: plan.StepSpire, Payload: plan.SpireChanges(p.Changes)})
 	for name, s := range map[string]string{"read back": out, "plan": string(stepJSON), "plan after a new cluster name": mustJSON(p2.Changes)} {
 		if strings.Contains(s, f.cluster.token) {
 			t.Errorf("%s holds the token", name)

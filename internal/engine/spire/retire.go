@@ -1,4 +1,4 @@
-package engine
+package spire
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"slipway.dev/slipway/internal/engine/spire"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -21,22 +21,22 @@ import (
 // longer names (`spire:` removed, another server, or `apply --move-namespace`) is retired:
 // plan shows what goes, apply removes it (then forgets the record), destroy removes it too.
 
-// spireRecord is where the lane of t makes its parts.
-func spireRecord(t Target) state.SpireRecord {
+// placeOf is where the lane of t makes its parts.
+func placeOf(t lane.Target) state.SpireRecord {
 	s := t.Group.Spire
 	return state.SpireRecord{Namespace: t.Namespace, Server: s.Server, TrustDomain: s.TrustDomain, SSH: s.SSH.String(),
 		HostKey: s.HostKey, ConfigDir: s.ConfigDir, PIDFile: s.PIDFile}
 }
 
-// spireRetired are doc's records that t's lane does not keep: every one when the file has no
+// retiredPlaces are doc's records that t's lane does not keep: every one when the file has no
 // `spire:`, else those of another place.
-func spireRetired(doc *state.Document, t Target) []state.SpireRecord {
+func retiredPlaces(doc *state.Document, t lane.Target) []state.SpireRecord {
 	if doc == nil {
 		return nil
 	}
 	keep := ""
 	if t.Group.Spire != nil {
-		keep = spireRecord(t).Place()
+		keep = placeOf(t).Place()
 	}
 	var out []state.SpireRecord
 	for _, r := range doc.Spire {
@@ -74,7 +74,7 @@ func specOfRecord(rec state.SpireRecord) (*spec.Spire, error) {
 // goes.
 type retirement struct {
 	rec     state.SpireRecord
-	lane    *spire.Lane
+	lane    *Lane
 	changes []plan.SpireChange
 	close   func()
 }
@@ -83,7 +83,7 @@ type retirement struct {
 // for t's deployment. The rights are named by the deployment alone: they go with the first
 // record that lists them, and stay when keepRights (the file's lane keeps and binds them).
 // done closes the lanes.
-func (e *Engine) planRetirements(ctx context.Context, t Target, recs []state.SpireRecord, keepRights bool) (rs []retirement, done func(), err error) {
+func (h *Hooks) planRetirements(ctx context.Context, t lane.Target, recs []state.SpireRecord, keepRights bool) (rs []retirement, done func(), err error) {
 	done = func() {
 		for _, r := range rs {
 			r.close()
@@ -91,7 +91,7 @@ func (e *Engine) planRetirements(ctx context.Context, t Target, recs []state.Spi
 	}
 	rights := keepRights
 	for _, rec := range recs {
-		r, err := e.planRetirement(ctx, t, rec)
+		r, err := h.planRetirement(ctx, t, rec)
 		if err != nil {
 			done()
 			return nil, func() {}, err
@@ -112,27 +112,23 @@ func isRights(c plan.SpireChange) bool {
 }
 
 // planRetirement opens rec's lane for t's deployment and plans what goes of it.
-func (e *Engine) planRetirement(ctx context.Context, t Target, rec state.SpireRecord) (retirement, error) {
+func (h *Hooks) planRetirement(ctx context.Context, t lane.Target, rec state.SpireRecord) (retirement, error) {
 	where := fmt.Sprintf("group %s: spire (recorded in the state: server %s, spire node %s, namespace %s)", t.Group.Name, rec.Server, rec.SSH, rec.Namespace)
 	s, err := specOfRecord(rec)
 	if err != nil {
 		return retirement{}, fmt.Errorf("%s: %w", where, err)
 	}
-	kc, ok := e.spireCluster()
+	kc, ok := h.cluster()
 	if !ok {
 		return retirement{}, fmt.Errorf("%s: the cluster client cannot do what the SPIRE lane needs", where)
 	}
-	connect := e.o.SpireConnect
-	if connect == nil {
-		connect = spire.Connect
-	}
-	c, err := connect(ctx, s)
+	c, err := h.connect(ctx, s)
 	if err != nil {
 		return retirement{}, fmt.Errorf("%s: %w", where, err)
 	}
-	lane := &spire.Lane{Spire: s, Group: t.Group.Name, Namespace: rec.Namespace, Server: c.Server, Node: c.Node, Kube: kc,
+	sl := &Lane{Spire: s, Group: t.Group.Name, Namespace: rec.Namespace, Server: c.Server, Node: c.Node, Kube: kc,
 		APIServer: os.Getenv(spec.EnvSpireAPIServer)}
-	cs, err := lane.PlanDestroy(ctx)
+	cs, err := sl.PlanDestroy(ctx)
 	if err != nil {
 		c.Close()
 		return retirement{}, fmt.Errorf("%s: %w", where, err)
@@ -140,11 +136,11 @@ func (e *Engine) planRetirement(ctx context.Context, t Target, rec state.SpireRe
 	for i := range cs {
 		cs[i].Reason = strings.TrimPrefix(cs[i].Reason+"; ", "; ") + retireReason(t, rec)
 	}
-	return retirement{rec: rec, lane: lane, changes: cs, close: c.Close}, nil
+	return retirement{rec: rec, lane: sl, changes: cs, close: c.Close}, nil
 }
 
 // retireReason says why a record's parts go.
-func retireReason(t Target, rec state.SpireRecord) string {
+func retireReason(t lane.Target, rec state.SpireRecord) string {
 	switch {
 	case t.Group.Spire == nil:
 		return "the file has no spire: any more"
@@ -165,7 +161,7 @@ func retiredChanges(rs []retirement) []plan.SpireChange {
 
 // retire removes what each of rs planned (planned again now, never read from a plan file),
 // and forgets each record once its parts are gone: a run killed before finds them again.
-func (e *Engine) retire(ctx context.Context, t Target, rs []retirement, rec *recorder) error {
+func (h *Hooks) retire(ctx context.Context, t lane.Target, rs []retirement, rec lane.Recorder) error {
 	for _, r := range rs {
 		if err := r.lane.Apply(ctx, r.changes); err != nil {
 			return fmt.Errorf("group %s: spire (recorded in the state: server %s, namespace %s): %w", t.Group.Name, r.rec.Server, r.rec.Namespace, err)
@@ -182,20 +178,4 @@ func (e *Engine) retire(ctx context.Context, t Target, rs []retirement, rec *rec
 		}
 	}
 	return nil
-}
-
-// recordSpire writes t's record before its lane makes anything (a record of the same place
-// is replaced by it); nothing when the state holds it already.
-func (r *recorder) recordSpire(ctx context.Context, t Target) error {
-	want := spireRecord(t)
-	r.mu.Lock()
-	has := slices.Contains(r.doc.Spire, want)
-	r.mu.Unlock()
-	if has {
-		return nil
-	}
-	return r.Update(ctx, "before the SPIRE lane makes its parts", func(d *state.Document) {
-		d.Spire = slices.DeleteFunc(d.Spire, func(x state.SpireRecord) bool { return x.Place() == want.Place() })
-		d.Spire = append(d.Spire, want)
-	})
 }

@@ -1,4 +1,4 @@
-package engine
+package dryrun
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 // NamespaceNotFound after it has checked only what it checks before it looks the namespace
 // up: the request's size, and that the body decodes against the kind's schema (field names
 // and value types). Validation and admission come after the namespace, so a dry run there
-// cannot see them (see dryRun). Both checks depend on no other value: a request passes the
+// cannot see them (see Run). Both checks depend on no other value: a request passes the
 // size check when a larger one did, and an object decodes when another of its kind with the
 // same field paths and value types did (slipway renders from typed objects, so every value of
 // a given type is one the server decodes).
@@ -26,9 +26,9 @@ import (
 // `plan` itself still dry-runs every create (issue 12): it is the command that answers
 // "what would the server say about each object".
 
-// dryRunGroups splits the creates of todo in the missing namespace ns by shape; objects
+// groups splits the creates of todo in the missing namespace ns by shape; objects
 // elsewhere (cluster-scoped, or with a live object) come back in others.
-func dryRunGroups(todo []*unstructured.Unstructured, live map[plan.Key]*unstructured.Unstructured, ns string) (groups [][]*unstructured.Unstructured, others []*unstructured.Unstructured) {
+func groups(todo []*unstructured.Unstructured, live map[plan.Key]*unstructured.Unstructured, ns string) (groups [][]*unstructured.Unstructured, others []*unstructured.Unstructured) {
 	byShape := map[string]int{}
 	for _, d := range todo {
 		if d.GetNamespace() != ns || ns == "" || live[plan.KeyOf(d)] != nil {

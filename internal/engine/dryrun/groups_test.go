@@ -1,4 +1,4 @@
-package engine
+package dryrun
 
 import (
 	"context"
@@ -21,9 +21,8 @@ import (
 
 // newNSCluster answers dry runs as the API server does in a namespace that does not exist:
 // a body over limit bytes is refused for its size, every other namespaced create with
-// NamespaceNotFound. It logs the names dry-run.
+// NamespaceNotFound. It logs the names dry-run, and refuses an apply that is not one.
 type newNSCluster struct {
-	*fakeCluster
 	limit int
 	mu    sync.Mutex
 	dry   []string
@@ -32,7 +31,7 @@ type newNSCluster struct {
 func (c *newNSCluster) Apply(ctx context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error) {
 	u := obj.(*unstructured.Unstructured)
 	if !opts.DryRun {
-		return c.fakeCluster.Apply(ctx, obj, opts)
+		return nil, fmt.Errorf("%s %s: not a dry run", u.GetKind(), u.GetName())
 	}
 	c.mu.Lock()
 	c.dry = append(c.dry, u.GetKind()+"/"+u.GetName())
@@ -78,9 +77,8 @@ func TestDryRunCreatesInNewNamespace(t *testing.T) {
 		{"apply", true, 4 + 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 3000}
-			e := New(Options{Kube: c, Parallelism: 10})
-			_, _, err := e.dryRun(context.Background(), desired, nil, nil, "demo", tc.forApply, nil)
+			c := &newNSCluster{limit: 3000}
+			_, _, err := Run(context.Background(), c, 10, Input{Desired: desired, NewNamespace: "demo", ForApply: tc.forApply})
 			if len(c.dry) != tc.dryRuns {
 				t.Errorf("%d dry runs, want %d: %v", len(c.dry), tc.dryRuns, c.dry)
 			}
@@ -100,8 +98,8 @@ func TestDryRunCreatesInNewNamespace(t *testing.T) {
 	}
 	// In a namespace that exists, every create is dry-run for apply too (validation and
 	// admission run there).
-	c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 1 << 20}
-	if _, _, err := New(Options{Kube: c, Parallelism: 10}).dryRun(context.Background(), desired, map[plan.Key]*unstructured.Unstructured{}, nil, "", true, nil); err != nil {
+	c := &newNSCluster{limit: 1 << 20}
+	if _, _, err := Run(context.Background(), c, 10, Input{Desired: desired, Live: map[plan.Key]*unstructured.Unstructured{}, ForApply: true}); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.dry) != len(desired) {
@@ -122,9 +120,9 @@ func TestDryRunHandsOnTheUnchanged(t *testing.T) {
 	for _, d := range []*unstructured.Unstructured{mk("same", 1), mk("changed", 0)} {
 		live[plan.KeyOf(d)] = d
 	}
-	c := &newNSCluster{fakeCluster: newFakeCluster(), limit: 1 << 20}
+	c := &newNSCluster{limit: 1 << 20}
 	unchanged := map[plan.Key]bool{}
-	if _, _, err := New(Options{Kube: c, Parallelism: 2}).dryRun(context.Background(), desired, live, nil, "", false, unchanged); err != nil {
+	if _, _, err := Run(context.Background(), c, 2, Input{Desired: desired, Live: live, Unchanged: unchanged}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[plan.Key]bool{plan.KeyOf(desired[0]): true}, unchanged); diff != "" {

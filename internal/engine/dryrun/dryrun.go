@@ -1,4 +1,8 @@
-package engine
+// Package dryrun asks the API server, with server-side-apply dry runs, what it says of the
+// objects a plan would create or change: what a changed-looking object would become (so that
+// defaults the server fills in never show as changes), and whether it refuses one. The engine
+// root calls it once per plan; it holds no state between calls.
+package dryrun
 
 import (
 	"context"
@@ -7,6 +11,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/parallel"
@@ -14,18 +19,37 @@ import (
 	"slipway.dev/slipway/internal/spec"
 )
 
-// dryRun asks the server, with a server-side-apply dry run, about every object apply would
+// Applier is what a dry run asks of the cluster; *kube.Client satisfies it.
+type Applier interface {
+	Apply(ctx context.Context, obj runtime.Object, opts kube.ApplyOptions) (*unstructured.Unstructured, error)
+}
+
+var _ Applier = (*kube.Client)(nil)
+
+// Input is what Run dry-runs.
+type Input struct {
+	Desired       []*unstructured.Unstructured
+	Live, Foreign map[plan.Key]*unstructured.Unstructured
+	// NewNamespace is the namespace apply creates, "" when it exists.
+	NewNamespace string
+	ForApply     bool
+	// Unchanged, when not nil, receives the objects Subset found unchanged.
+	Unchanged map[plan.Key]bool
+}
+
+// Run asks the server, with a server-side-apply dry run, about every object apply would
 // create or change: what a changed-looking object would become (so that defaults the server
 // fills in never show as changes), and whether it refuses one it would create (too large,
 // invalid), so that plan fails before apply changes anything. Objects that Subset says are
-// unchanged cost no request; objects of that name slipway did not make (foreign) none either.
-// For apply (forApply), creates in a namespace that does not exist yet (newNS) are dry-run
-// one per shape (see dryRunGroups). The objects Subset found unchanged go to unchanged, so
+// unchanged cost no request; objects of that name slipway did not make (Foreign) none either.
+// For apply (ForApply), creates in a namespace that does not exist yet (NewNamespace) are
+// dry-run one per shape (see groups). The objects Subset found unchanged go to Unchanged, so
 // that plan.Compute need not compare them again (at 1,000 nodes the second comparison was
-// 5 % of a plan's CPU, issue 17).
-func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructured, live, foreign map[plan.Key]*unstructured.Unstructured, newNS string, forApply bool, unchanged map[plan.Key]bool) (map[plan.Key]*unstructured.Unstructured, map[plan.Key]string, error) {
+// 5 % of a plan's CPU, issue 17). parallelism bounds the dry runs at a time (at least 8).
+func Run(ctx context.Context, kc Applier, parallelism int, in Input) (dry map[plan.Key]*unstructured.Unstructured, immutable map[plan.Key]string, err error) {
+	desired, live, foreign, newNS, forApply, unchanged := in.Desired, in.Live, in.Foreign, in.NewNamespace, in.ForApply, in.Unchanged
 	var todo []*unstructured.Unstructured
-	immutable := map[plan.Key]string{}
+	immutable = map[plan.Key]string{}
 	for _, d := range desired {
 		k := plan.KeyOf(d)
 		if unchanged[k] {
@@ -45,12 +69,12 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 			unchanged[k] = true
 		}
 	}
-	dr := &dryRuns{e: e, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: immutable}
+	dr := &dryRuns{kube: kc, parallelism: parallelism, live: live, dry: map[plan.Key]*unstructured.Unstructured{}, immutable: immutable}
 	if !forApply || newNS == "" {
 		dr.run(ctx, todo)
 		return dr.dry, dr.immutable, errors.Join(dr.errs...)
 	}
-	groups, others := dryRunGroups(todo, live, newNS)
+	groups, others := groups(todo, live, newNS)
 	first := others
 	for _, g := range groups {
 		first = append(first, g[0])
@@ -66,19 +90,20 @@ func (e *Engine) dryRun(ctx context.Context, desired []*unstructured.Unstructure
 
 // dryRuns collects the answers of dry runs.
 type dryRuns struct {
-	e         *Engine
-	live      map[plan.Key]*unstructured.Unstructured
-	mu        sync.Mutex
-	dry       map[plan.Key]*unstructured.Unstructured
-	immutable map[plan.Key]string
-	errs      []error
+	kube        Applier
+	parallelism int
+	live        map[plan.Key]*unstructured.Unstructured
+	mu          sync.Mutex
+	dry         map[plan.Key]*unstructured.Unstructured
+	immutable   map[plan.Key]string
+	errs        []error
 }
 
 // run dry-runs objs and returns those the server refused.
 func (dr *dryRuns) run(ctx context.Context, objs []*unstructured.Unstructured) map[*unstructured.Unstructured]bool {
 	refused := map[*unstructured.Unstructured]bool{}
-	parallel.ForEach(max(dr.e.o.Parallelism, 8), objs, func(d *unstructured.Unstructured) {
-		out, err := dr.e.o.Kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
+	parallel.ForEach(max(dr.parallelism, 8), objs, func(d *unstructured.Unstructured) {
+		out, err := dr.kube.Apply(ctx, d, kube.ApplyOptions{DryRun: true, Force: true})
 		dr.mu.Lock()
 		defer dr.mu.Unlock()
 		switch {

@@ -1,4 +1,7 @@
-package engine
+// Package sharedreads shares the reads of a wave run's engines (issue 38): the groups' objects,
+// workloads and namespaces read once per kind across the run's namespaces, each engine given
+// its own namespace's part. The engine root wraps Reads into a Cluster (engine.SharedReads).
+package sharedreads
 
 import (
 	"context"
@@ -19,24 +22,26 @@ import (
 
 // A wave run plans every group at once, and a no-op run of 50 groups read the cluster per
 // group: one LIST per kind in the group's namespace, three more for its health, its namespace
-// twice; 680 requests, most of the run's time on a loaded machine (issue 38). SharedReads
-// makes those reads once per kind across the run's namespaces, selected by the run's group
-// names, and gives each group's engine its own namespace's part of them.
+// twice; 680 requests, most of the run's time on a loaded machine (issue 38). Reads makes
+// those reads once per kind across the run's namespaces, selected by the run's group names,
+// and gives each group's engine its own namespace's part of them.
 
-// SharedSource is what SharedReads reads through; *kube.Client satisfies it.
-type SharedSource interface {
-	Cluster
+// Source is what Reads reads through; *kube.Client satisfies it.
+type Source interface {
+	ListManagedObjects(ctx context.Context, ns, selector string) (map[plan.Key]plan.Object, error)
+	ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error)
+	Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error)
 	// ListNamespaces lists the namespaces that carry selector, by name.
 	ListNamespaces(ctx context.Context, selector string) (map[string]*unstructured.Unstructured, error)
 }
 
-var _ SharedSource = (*kube.Client)(nil)
+var _ Source = (*kube.Client)(nil)
 
 // sharedReadLimit bounds a shared read, which runs apart from the first caller's context: a
 // caller that gives up (its group's preflight failed) must not fail the other groups' reads.
 const sharedReadLimit = 2 * time.Minute
 
-// SharedReads is a Cluster for the engines of one wave run: each registers its group and
+// Reads are the shared reads of the engines of one wave run: each registers its group and
 // namespace (Cover) before the run reads anything; then the reads of a covered namespace by
 // its group's label come from one read per kind across every covered namespace, made at the
 // first such read, and its namespace from one LIST of the run's namespaces. Every other call,
@@ -44,9 +49,8 @@ const sharedReadLimit = 2 * time.Minute
 // forbidden across namespaces) go to the cluster as they are. A plan's read of a whole
 // namespace gets the run's groups' objects only (labelled): it completes them itself when it
 // needs an object none of them labels (listNamespace).
-type SharedReads struct {
-	Cluster
-	src SharedSource
+type Reads struct {
+	src Source
 
 	mu      sync.Mutex
 	scope   map[string]string // namespace → the group whose namespace it is
@@ -59,14 +63,14 @@ type SharedReads struct {
 	nsGets     map[string]*lazy[*unstructured.Unstructured] // a covered namespace the LIST lacks
 }
 
-// NewSharedReads returns the shared reads of a wave run over src.
-func NewSharedReads(src SharedSource) *SharedReads {
-	return &SharedReads{Cluster: src, src: src, scope: map[string]string{}, nsGets: map[string]*lazy[*unstructured.Unstructured]{}}
+// New returns the shared reads of a wave run over src.
+func New(src Source) *Reads {
+	return &Reads{src: src, scope: map[string]string{}, nsGets: map[string]*lazy[*unstructured.Unstructured]{}}
 }
 
 // Cover makes ns, the namespace of group, one the run reads at once. A namespace covered
 // after the first read, or by two groups, is read as it is (not shared).
-func (s *SharedReads) Cover(group, ns string) {
+func (s *Reads) Cover(group, ns string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
@@ -79,14 +83,14 @@ func (s *SharedReads) Cover(group, ns string) {
 }
 
 // Stop ends the sharing: the reads after it (an apply, its health gate) go to the cluster.
-func (s *SharedReads) Stop() {
+func (s *Reads) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopped = true
 }
 
 // covered is the group of ns when its reads are shared.
-func (s *SharedReads) covered(ns string) (string, bool) {
+func (s *Reads) covered(ns string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.scope[ns]
@@ -98,7 +102,7 @@ func (s *SharedReads) covered(ns string) (string, bool) {
 }
 
 // selector selects the objects of every covered group.
-func (s *SharedReads) selector() string {
+func (s *Reads) selector() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var groups []string
@@ -112,25 +116,25 @@ func (s *SharedReads) selector() string {
 }
 
 // ListManagedObjects serves a covered namespace's objects of its group from the shared read.
-func (s *SharedReads) ListManagedObjects(ctx context.Context, ns, selector string) (map[plan.Key]plan.Object, error) {
+func (s *Reads) ListManagedObjects(ctx context.Context, ns, selector string) (map[plan.Key]plan.Object, error) {
 	if g, ok := s.covered(ns); ok && selector == lane.GroupSelector(g) {
 		if all, ok := s.labelledObjects(ctx, ns); ok {
 			return ofGroup(all, g), nil
 		}
 	}
-	return s.Cluster.ListManagedObjects(ctx, ns, selector)
+	return s.src.ListManagedObjects(ctx, ns, selector)
 }
 
-// labelled returns the objects in ns that carry the label of one of the run's groups, and
+// Labelled returns the objects in ns that carry the label of one of the run's groups, and
 // whether it could: false when ns is not covered or the shared read failed.
-func (s *SharedReads) labelled(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool) {
+func (s *Reads) Labelled(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool) {
 	if _, ok := s.covered(ns); !ok {
 		return nil, false
 	}
 	return s.labelledObjects(ctx, ns)
 }
 
-func (s *SharedReads) labelledObjects(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool) {
+func (s *Reads) labelledObjects(ctx context.Context, ns string) (map[plan.Key]plan.Object, bool) {
 	byNS, err := s.objects.get(ctx, func(ctx context.Context) (map[string]map[plan.Key]plan.Object, error) {
 		all, err := s.src.ListManagedObjects(ctx, "", s.selector())
 		out := map[string]map[plan.Key]plan.Object{}
@@ -160,10 +164,10 @@ func ofGroup(all map[plan.Key]plan.Object, group string) map[plan.Key]plan.Objec
 }
 
 // ListWorkloads serves a covered namespace's workloads of its group from the shared read.
-func (s *SharedReads) ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error) {
+func (s *Reads) ListWorkloads(ctx context.Context, ns, selector string) (*kube.Workloads, error) {
 	g, ok := s.covered(ns)
 	if !ok || selector != lane.GroupSelector(g) {
-		return s.Cluster.ListWorkloads(ctx, ns, selector)
+		return s.src.ListWorkloads(ctx, ns, selector)
 	}
 	byNS, err := s.workloads.get(ctx, func(ctx context.Context) (map[string]*kube.Workloads, error) {
 		wl, err := s.src.ListWorkloads(ctx, "", s.selector())
@@ -173,7 +177,7 @@ func (s *SharedReads) ListWorkloads(ctx context.Context, ns, selector string) (*
 		return workloadsByNamespace(wl), nil
 	})
 	if err != nil {
-		return s.Cluster.ListWorkloads(ctx, ns, selector)
+		return s.src.ListWorkloads(ctx, ns, selector)
 	}
 	out := &kube.Workloads{}
 	if wl := byNS[ns]; wl != nil {
@@ -216,9 +220,9 @@ func labelledWith[T interface{ GetLabels() map[string]string }](objs []T, group 
 
 // Namespace serves a covered namespace from one LIST of the run's groups' namespaces; one the
 // LIST lacks (not made by slipway, or not there) is read once for every engine that asks.
-func (s *SharedReads) Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
+func (s *Reads) Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
 	if _, ok := s.covered(ns); !ok {
-		return s.Cluster.Namespace(ctx, ns)
+		return s.src.Namespace(ctx, ns)
 	}
 	all, err := s.namespaces.get(ctx, func(ctx context.Context) (map[string]*unstructured.Unstructured, error) {
 		return s.src.ListNamespaces(ctx, s.selector())

@@ -1,4 +1,4 @@
-package engine
+package spire
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -15,8 +16,8 @@ import (
 func TestSpireRetired(t *testing.T) {
 	s := &spec.Spire{Server: "spire.example.org:8081", TrustDomain: "example.org", ConfigDir: "/etc/spire",
 		PIDFile: "/run/spire.pid", SSH: spec.SSHTarget{User: "spire", Host: "spire.example.org", Port: 22}}
-	t0 := Target{Group: &spec.Group{Name: "shop", Spire: s}, Namespace: "shop"}
-	here := spireRecord(t0)
+	t0 := lane.Target{Group: &spec.Group{Name: "shop", Spire: s}, Namespace: "shop"}
+	here := placeOf(t0)
 	samePlace := here
 	samePlace.PIDFile = "/run/old.pid"
 	oldNS := here
@@ -24,14 +25,14 @@ func TestSpireRetired(t *testing.T) {
 	otherServer := here
 	otherServer.Server = "spire2.example.org:8081"
 	doc := &state.Document{Spire: []state.SpireRecord{samePlace, oldNS, otherServer}}
-	if d := cmp.Diff([]state.SpireRecord{oldNS, otherServer}, spireRetired(doc, t0)); d != "" {
+	if d := cmp.Diff([]state.SpireRecord{oldNS, otherServer}, retiredPlaces(doc, t0)); d != "" {
 		t.Errorf("retired with spire: in the file (-want +got):\n%s", d)
 	}
-	without := Target{Group: &spec.Group{Name: "shop"}, Namespace: "shop"}
-	if d := cmp.Diff(doc.Spire, spireRetired(doc, without)); d != "" {
+	without := lane.Target{Group: &spec.Group{Name: "shop"}, Namespace: "shop"}
+	if d := cmp.Diff(doc.Spire, retiredPlaces(doc, without)); d != "" {
 		t.Errorf("retired without spire: (-want +got):\n%s", d)
 	}
-	if got := spireRetired(nil, without); got != nil {
+	if got := retiredPlaces(nil, without); got != nil {
 		t.Errorf("retired of no state: %v", got)
 	}
 	if _, err := specOfRecord(here); err != nil {

@@ -1,4 +1,4 @@
-package engine
+package spire
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
@@ -51,9 +53,11 @@ func (r *rightsStandin) APIServer() (string, []byte, error) { return "", nil, ni
 func TestSpireLeftoverRights(t *testing.T) {
 	ctx := context.Background()
 	r := &rightsStandin{owned: map[string]bool{"shop.front": true}, foreign: map[string]bool{"bars": true}}
-	e := New(Options{SpireKube: r})
-	target := func(name string) Target { return Target{Group: &spec.Group{Name: name}, Namespace: "shop-front"} }
-	cs, err := e.spireLeftovers(ctx, target("shop.front"))
+	h := New(lane.Env{Emit: func(event.Event) {}}, Options{Kube: r})
+	target := func(name string) lane.Target {
+		return lane.Target{Group: &spec.Group{Name: name}, Namespace: "shop-front"}
+	}
+	cs, err := h.leftovers(ctx, target("shop.front"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,17 +69,18 @@ func TestSpireLeftoverRights(t *testing.T) {
 	if d := cmp.Diff(want, cs); d != "" {
 		t.Fatalf("leftovers (-want +got):\n%s", d)
 	}
-	if err := e.applySpire(ctx, &run{t: target("shop.front"), rec: newRecorder(nil, &state.Document{})}, plan.Step{Kind: plan.StepSpire, Spire: cs}); err != nil {
+	nr := &lane.NodeRun{Target: target("shop.front"), Rec: &docRecorder{doc: &state.Document{}}}
+	if err := h.applyStep(ctx, nr, plan.Step{Kind: plan.StepSpire, Payload: plan.SpireChanges(cs)}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"shop.front"}, r.deleted); d != "" {
 		t.Errorf("deleted rights (-want +got):\n%s", d)
 	}
 	for _, g := range []string{"shop.front", "bars", "never"} {
-		if cs, err := e.spireLeftovers(ctx, target(g)); err != nil || len(cs) != 0 {
+		if cs, err := h.leftovers(ctx, target(g), nil); err != nil || len(cs) != 0 {
 			t.Errorf("%s: leftovers %v, %v", g, cs, err)
 		}
-		if err := e.destroySpire(ctx, target(g)); err != nil {
+		if err := h.destroy(ctx, target(g), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +91,16 @@ func TestSpireLeftoverRights(t *testing.T) {
 	withSpire := target("shop.front")
 	withSpire.Group.Spire = &spec.Spire{}
 	r.owned["shop.front"] = true
-	if cs, err := e.spireLeftovers(ctx, withSpire); err != nil || cs != nil {
+	if cs, err := h.leftovers(ctx, withSpire, nil); err != nil || cs != nil {
 		t.Errorf("leftovers with spire: %v, %v", cs, err)
 	}
+}
+
+// docRecorder stands in for the engine's recorder: the document in memory, written nowhere.
+type docRecorder struct{ doc *state.Document }
+
+func (r *docRecorder) View(f func(d *state.Document)) { f(r.doc) }
+func (r *docRecorder) Update(_ context.Context, _ string, f func(d *state.Document)) error {
+	f(r.doc)
+	return nil
 }

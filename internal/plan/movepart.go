@@ -1,0 +1,28 @@
+package plan
+
+import "slipway.dev/slipway/internal/quote"
+
+// movePart is the namespace move's part of a plan (--move-namespace): the group's objects it
+// deletes in the old namespace, written as the nodes' changes are.
+type movePart struct {
+	m  *Move
+	ns string // the namespace the group moves to
+}
+
+// Sections are the old namespace's deletions under it; none without a move.
+func (mp movePart) Sections() []Section {
+	if mp.m == nil {
+		return nil
+	}
+	s := Section{Heading: "namespace " + quote.Line(mp.m.From) + " (the group moves out once every node runs ready in " +
+		quote.Line(mp.ns) + "; its claims stay)"}
+	for i := range mp.m.Delete {
+		s.Rows = append(s.Rows, Row{Action: mp.m.Delete[i].Action, Change: &mp.m.Delete[i]})
+	}
+	return []Section{s}
+}
+
+// Summary is none: the move's deletions count among the plan's.
+func (movePart) Summary() (planned, applied string) { return "", "" }
+
+var _ LanePart = movePart{}

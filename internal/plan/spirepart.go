@@ -1,0 +1,49 @@
+package plan
+
+import (
+	"fmt"
+
+	"slipway.dev/slipway/internal/quote"
+)
+
+// SpireChanges are the SPIRE lane's changes as a step's payload and as the plan's part.
+type SpireChanges []SpireChange
+
+// StepText is how plan prints a spire step.
+func (cs SpireChanges) StepText() string { return spireStepText(cs) }
+
+// Sections are the changes under each cluster's name on the server, in the order they come:
+// a move's old cluster (its parts retired) before the new. Changes of no known cluster
+// (rights found again alone) come under "spire". The names come from the server: quoted.
+func (cs SpireChanges) Sections() []Section {
+	var out []Section
+	for i := 0; i < len(cs); {
+		j := i
+		for j < len(cs) && cs[j].Cluster == cs[i].Cluster {
+			j++
+		}
+		s := Section{Heading: "spire"}
+		if cs[i].Cluster != "" {
+			s.Heading = "spire (cluster " + quote.Line(cs[i].Cluster) + ")"
+		}
+		for _, c := range cs[i:j] {
+			s.Rows = append(s.Rows, Row{Action: c.Action, Text: quote.Line(c.String())})
+		}
+		out = append(out, s)
+		i = j
+	}
+	return out
+}
+
+// Summary counts the changes.
+func (cs SpireChanges) Summary() (planned, applied string) {
+	if len(cs) == 0 {
+		return "", ""
+	}
+	return fmt.Sprintf("%d SPIRE change(s)", len(cs)), fmt.Sprintf("SPIRE: %d change(s)", len(cs))
+}
+
+var (
+	_ StepPayload = SpireChanges(nil)
+	_ LanePart    = SpireChanges(nil)
+)
