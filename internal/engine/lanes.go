@@ -2,20 +2,17 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/migrate"
 	"slipway.dev/slipway/internal/engine/nsmove"
 	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
-	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
@@ -40,34 +37,18 @@ func (e *Engine) newLanes() []lane.Lane {
 		},
 	}
 	e.env = env
-	e.rollout = rollout.New(env, rollout.Options{Kube: e.o.Kube, Migrate: migrateSeam{}, Parallelism: e.o.Parallelism, Limit: e.rolloutLimit})
+	migrations := migrate.New(env, e.o.Kube)
+	// The rollout's part of a migration is the migrate lane's (rollout.Migrator): the root
+	// hands one lane to the other, and neither imports the other.
+	e.rollout = rollout.New(env, rollout.Options{Kube: e.o.Kube, Migrate: migrations, Parallelism: e.o.Parallelism, Limit: e.rolloutLimit})
 	return []lane.Lane{
 		e.rollout,
 		secrets.New(secrets.Options{Parallelism: e.o.Parallelism, Connect: e.o.SecretsServer}),
 		publish.New(env, e.o.Kube, e.o.DNS),
 		nsmove.New(env, e.o.Kube),
+		migrations,
 	}
 }
-
-// migrateSeam lends the rollout lane the migrate lane's part of a rollout (migrate.go), the
-// one edge between two lanes (rollout.Migrator); the recorder is always the root's.
-type migrateSeam struct{}
-
-func (migrateSeam) Migrating(ctx context.Context, rec lane.Recorder, node, deployment, to string) error {
-	return rec.(*recorder).migrating(ctx, node, deployment, to)
-}
-
-func (migrateSeam) Restoring(rec lane.Recorder, node string, prev *appsv1.Deployment) (*appsv1.Deployment, string) {
-	cp := rec.(*recorder).copyOf(node)
-	if cp == nil {
-		return prev, ""
-	}
-	return withStateRestore(prev, cp), fmt.Sprintf(" (its init container %s puts back the copy of /var/lib taken at state version %s; the state keeps that version)", render.InitContainerState, versionText(cp.From))
-}
-
-func (migrateSeam) RanReady(ns *state.NodeState, version string) { ranReady(ns, version) }
-
-func (migrateSeam) TemplateVersion(d *unstructured.Unstructured) string { return templateVersion(d) }
 
 // laneSteps are the executors of the lanes' steps, by kind.
 func laneSteps(lanes []lane.Lane) map[plan.StepKind]lane.Executor {
@@ -98,6 +79,11 @@ func eachLane[H any](lanes []lane.Lane, f func(h H) error) error {
 // prepare runs the lanes' first part of a plan, before render.
 func (e *Engine) prepare(ctx context.Context, pr *lane.PlanRun) error {
 	return eachLane(e.lanes, func(h lane.Preparer) error { return h.Prepare(ctx, pr) })
+}
+
+// input runs the lanes' part of a plan's input, before plan.Compute.
+func (e *Engine) input(ctx context.Context, pr *lane.PlanRun, in *plan.Input) error {
+	return eachLane(e.lanes, func(h lane.Inputter) error { return h.Input(ctx, pr, in) })
 }
 
 // amend runs the lanes' part of a plan once it is computed.

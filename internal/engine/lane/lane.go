@@ -39,6 +39,13 @@ type Preparer interface {
 	Prepare(ctx context.Context, pr *PlanRun) error
 }
 
+// Inputter is a lane's part of a plan's input, once the objects are rendered and compared
+// and before plan.Compute: it fills in what in lacks of the lane's concern (in.Versions holds
+// the nodes' state versions render used).
+type Inputter interface {
+	Input(ctx context.Context, pr *PlanRun, in *plan.Input) error
+}
+
 // Amender is a lane's part of a plan, once plan.Compute made it: it adds its changes and
 // notes to p, reading what pr holds, and fails the plan when the lane cannot go on.
 type Amender interface {
