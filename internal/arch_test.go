@@ -47,8 +47,9 @@ var allowed = map[string][]string{
 	"engine/migrate": {"engine/lane", "event", "kube", "plan", "render", "spec", "state"},
 	// The lane of --move-namespace.
 	"engine/nsmove": {"engine/lane", "event", "plan", "spec", "state"},
-	// The secrets lane's check of the secrets servers (FR-004e).
-	"engine/secrets": {"engine/lane", "openbao", "parallel", "spec"},
+	// The secrets lane: the check of the secrets servers (FR-004e), the Secrets' values and the
+	// group's secret key (SPEC §3a).
+	"engine/secrets": {"engine/lane", "openbao", "parallel", "plan", "spec", "state"},
 	// The stand-ins the engine's and its lanes' tests share.
 	"engine/enginetest": {"dns", "kube", "plan", "render", "spec", "state"},
 	// The rollout lane (SPEC §6 steps 3–6): objects, claims, Deployments, rollouts, rollbacks.

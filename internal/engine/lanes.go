@@ -91,6 +91,21 @@ func (e *Engine) amend(ctx context.Context, pr *lane.PlanRun, p *plan.Plan) erro
 	return eachLane(e.lanes, func(h lane.Amender) error { return h.Amend(ctx, pr, p) })
 }
 
+// fill has each lane fill in p what the apply needs and the plan leaves out, before anything
+// is read or changed.
+func (e *Engine) fill(p *plan.Plan, t Target) (*plan.Plan, error) {
+	err := eachLane(e.lanes, func(h lane.Starter) (err error) {
+		p, err = h.Fill(p, t.lent())
+		return err
+	})
+	return p, err
+}
+
+// start runs the lanes' start of an apply, before its first change.
+func (e *Engine) start(ctx context.Context, p *plan.Plan, rec *recorder) error {
+	return eachLane(e.lanes, func(h lane.Starter) error { return h.Start(ctx, p, rec) })
+}
+
 // finish runs the lanes' end of an apply.
 func (e *Engine) finish(ctx context.Context, p *plan.Plan, rec *recorder, failed int) error {
 	return eachLane(e.lanes, func(h lane.Finisher) error { return h.Finish(ctx, p, rec, failed) })

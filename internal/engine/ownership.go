@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
@@ -98,17 +99,17 @@ func (e *Engine) completeForeign(ctx context.Context, t Target, l *listed, lacks
 	return nil
 }
 
-// referencesExist checks the Secrets and ConfigMaps the nodes reference (checkReferences); a
-// partial list that lacks one is completed first.
+// referencesExist checks the Secrets and ConfigMaps the nodes reference
+// (secrets.CheckReferences); a partial list that lacks one is completed first.
 func (e *Engine) referencesExist(ctx context.Context, t Target, l *listed) error {
-	err := checkReferences(t.Group, t.Namespace, l.live, l.foreign)
+	err := secrets.CheckReferences(t.Group, t.Namespace, l.live, l.foreign)
 	if err == nil || !l.partial {
 		return err
 	}
 	if err := e.completeForeign(ctx, t, l, true); err != nil {
 		return err
 	}
-	return checkReferences(t.Group, t.Namespace, l.live, l.foreign)
+	return secrets.CheckReferences(t.Group, t.Namespace, l.live, l.foreign)
 }
 
 // lacksAny reports whether some object of objs of a kind slipway lists in ns is neither in

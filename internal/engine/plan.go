@@ -13,6 +13,7 @@ import (
 
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/engine/migrate"
+	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/parallel"
@@ -62,7 +63,7 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	if err != nil {
 		return nil, err
 	}
-	key, err := planSecretKey(doc)
+	key, err := secrets.PlanKey(doc)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,15 @@ type Amender interface {
 	Amend(ctx context.Context, pr *PlanRun, p *plan.Plan) error
 }
 
+// Starter is a lane's start of an apply. Fill runs before anything is read or changed: it
+// returns p with what a plan leaves out and the apply needs (the Secrets' values, which stay
+// in this run's memory), or p itself, and refuses an apply that cannot go on. Start runs once
+// the state is read and checked, before the first change of an apply that changes anything.
+type Starter interface {
+	Fill(p *plan.Plan, t Target) (*plan.Plan, error)
+	Start(ctx context.Context, p *plan.Plan, rec Recorder) error
+}
+
 // Finisher is a lane's end of an apply, once every node's steps ran: failed nodes failed
 // (the run was interrupted when ctx is done). The engine joins its error to the nodes'.
 type Finisher interface {
