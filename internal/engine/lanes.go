@@ -9,6 +9,7 @@ import (
 	"slipway.dev/slipway/internal/engine/migrate"
 	"slipway.dev/slipway/internal/engine/nsmove"
 	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/engine/roles"
 	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/kube"
@@ -47,6 +48,7 @@ func (e *Engine) newLanes() []lane.Lane {
 		publish.New(env, e.o.Kube, e.o.DNS),
 		nsmove.New(env, e.o.Kube),
 		migrations,
+		roles.New(env, e.o.Kube),
 	}
 }
 
