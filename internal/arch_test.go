@@ -39,14 +39,19 @@ var allowed = map[string][]string{
 	"image":    {"event", "netaddr", "parallel", "realpath", "redact"},
 	"kube":     {"jsontag", "netaddr", "plan", "quote", "spec"}, // plan.Key names the objects it lists and deletes; spec the labels
 	"state":    {"event", "kube", "quote", "redact", "spec"},
-	"engine":   {"dns", "engine/central", "engine/dryrun", "engine/lane", "engine/nsmove", "engine/publish", "engine/rollout", "engine/secrets", "engine/sharedreads", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
+	"engine":   {"dns", "engine/central", "engine/dryrun", "engine/lane", "engine/migrate", "engine/nsmove", "engine/publish", "engine/roles", "engine/rollout", "engine/secrets", "engine/sharedreads", "engine/spire", "event", "image", "kube", "openbao", "parallel", "plan", "quote", "render", "spec", "state", "status"},
 	// The engine's kit (issue 45): the contract every lane implements and what the root
 	// lends a lane; it reaches no lane and not the root.
 	"engine/lane": {"event", "image", "kube", "plan", "quote", "render", "spec", "state", "status"},
+	// The lane of state migrations (SPEC §6a): state versions, copies, the remove-copy step.
+	"engine/migrate": {"engine/lane", "event", "kube", "plan", "render", "spec", "state"},
+	// The lane of a node's roles (FR-006a): stop-role, await-ready, start-role.
+	"engine/roles": {"engine/lane", "event", "plan", "render", "spec", "state", "status"},
 	// The lane of --move-namespace.
 	"engine/nsmove": {"engine/lane", "event", "plan", "spec", "state"},
-	// The secrets lane's check of the secrets servers (FR-004e).
-	"engine/secrets": {"engine/lane", "openbao", "parallel", "spec"},
+	// The secrets lane: the check of the secrets servers (FR-004e), the Secrets' values and the
+	// group's secret key (SPEC §3a).
+	"engine/secrets": {"engine/lane", "openbao", "parallel", "plan", "spec", "state"},
 	// Helpers of the root without steps: the dry runs of a plan, a wave run's shared reads.
 	"engine/dryrun":      {"kube", "parallel", "plan", "spec"},
 	"engine/sharedreads": {"engine/lane", "kube", "plan", "spec"},

@@ -109,7 +109,7 @@ func newNodeRun(r *run, node *spec.Node) *nodeRun {
 // are dropped when its steps are done, so that memory follows the nodes still to go.
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, t Target) error {
 	given := p
-	p, err := withSecretData(p, t.Group) // before any change: a missing value stops it all
+	p, err := e.fill(p, t) // before any change: a missing Secret value stops it all
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (e *Engine) startApply(ctx context.Context, p *plan.Plan, t Target) (*recor
 	rec := newRecorder(t.Store, doc)
 	if p.HasChanges() {
 		// Before any Secret or template hashed with a new key reaches the cluster.
-		return rec, rec.recordSecretKey(ctx, p.SecretKey)
+		return rec, e.start(ctx, p, rec)
 	}
 	if stateLags(doc, p, t) {
 		// The cluster is right; only the state lags (a first run that was killed after its

@@ -2,13 +2,12 @@ package engine
 
 import (
 	"context"
-	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/migrate"
 	"slipway.dev/slipway/internal/engine/publish"
 	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/engine/sharedreads"
@@ -45,20 +44,11 @@ type clusterReader interface {
 	ServesKind(ctx context.Context, gvk schema.GroupVersionKind) (bool, error)
 }
 
-// jobRunner runs a Job to its end: the removal of a copy of /var/lib (SPEC §6a).
-type jobRunner interface {
-	// RunJob creates job (after deleting one of that name left by an earlier run), waits up to
-	// limit for it to succeed or fail, and deletes it with its pods.
-	RunJob(ctx context.Context, job *batchv1.Job, limit time.Duration) error
-	// Job reads a Job (nil when none): a plan's ownership check of the removal Job's name.
-	Job(ctx context.Context, ns, name string) (*batchv1.Job, error)
-}
-
 // Cluster is every call the engine makes to Kubernetes.
 type Cluster interface {
 	rollout.Cluster // apply, replace, delete, read an object whole, claims' binding (SPEC §6)
 	scaler
-	jobRunner
+	migrate.Cluster // the removal Job of a copy of /var/lib (SPEC §6a)
 	rolloutWatcher
 	clusterReader
 	publish.Cluster // the Gateway, routes and load-balancer addresses (SPEC §7)

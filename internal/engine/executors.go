@@ -13,10 +13,6 @@ type executor func(e *Engine, ctx context.Context, nr *nodeRun, st plan.Step) er
 // of the engine; a lane package's steps come from its Executors (lanes.go). A push runs
 // before the nodes, apart.
 var executors = map[plan.StepKind]executor{
-	plan.StepRemoveCopy: (*Engine).removeCopy,        // removecopy.go
-	plan.StepStopRole:   onRun((*Engine).stopRole),   // roles.go
-	plan.StepAwaitReady: onRun((*Engine).awaitReady), // rolegate.go
-	plan.StepStartRole:  onRun((*Engine).startRole),  // roles.go
 	plan.StepPrune:      onRun((*Engine).prune),      // prune.go
 	plan.StepRemoveNode: onRun((*Engine).removeNode), // prune.go
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -72,4 +74,27 @@ func serviceUser(g *spec.Group, name string, img v1.Image) error {
 		}
 	}
 	return nil
+}
+
+// stateLabels keeps the label dev.slipway.state.version of the node images built in a plan:
+// the migrate lane's versions of nodes whose file sets none (migrate.Versions).
+type stateLabels struct {
+	mu sync.Mutex
+	m  map[string]string // node → the label's value
+}
+
+func (l *stateLabels) set(node, v string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]string{}
+	}
+	l.m[node] = v
+}
+
+// get is a copy of the labels read so far.
+func (l *stateLabels) get() map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.m)
 }

@@ -2,17 +2,17 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"slipway.dev/slipway/internal/engine/central"
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/migrate"
 	"slipway.dev/slipway/internal/engine/nsmove"
 	"slipway.dev/slipway/internal/engine/publish"
+	"slipway.dev/slipway/internal/engine/roles"
 	"slipway.dev/slipway/internal/engine/rollout"
 	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/engine/spire"
@@ -44,7 +44,10 @@ func (e *Engine) newLanes() []lane.Lane {
 		},
 	}
 	e.env = env
-	e.rollout = rollout.New(env, rollout.Options{Kube: e.o.Kube, Migrate: migrateSeam{}, Parallelism: e.o.Parallelism, Limit: e.rolloutLimit})
+	migrations := migrate.New(env, e.o.Kube)
+	// The rollout's part of a migration is the migrate lane's (rollout.Migrator): the root
+	// hands one lane to the other, and neither imports the other.
+	e.rollout = rollout.New(env, rollout.Options{Kube: e.o.Kube, Migrate: migrations, Parallelism: e.o.Parallelism, Limit: e.rolloutLimit})
 	return []lane.Lane{
 		e.rollout,
 		secrets.New(secrets.Options{Parallelism: e.o.Parallelism, Connect: e.o.SecretsServer}),
@@ -52,28 +55,10 @@ func (e *Engine) newLanes() []lane.Lane {
 		central.New(env),
 		publish.New(env, e.o.Kube, e.o.DNS),
 		nsmove.New(env, e.o.Kube),
+		migrations,
+		roles.New(env, e.o.Kube),
 	}
 }
-
-// migrateSeam lends the rollout lane the migrate lane's part of a rollout (migrate.go), the
-// one edge between two lanes (rollout.Migrator); the recorder is always the root's.
-type migrateSeam struct{}
-
-func (migrateSeam) Migrating(ctx context.Context, rec lane.Recorder, node, deployment, to string) error {
-	return rec.(*recorder).migrating(ctx, node, deployment, to)
-}
-
-func (migrateSeam) Restoring(rec lane.Recorder, node string, prev *appsv1.Deployment) (*appsv1.Deployment, string) {
-	cp := rec.(*recorder).copyOf(node)
-	if cp == nil {
-		return prev, ""
-	}
-	return withStateRestore(prev, cp), fmt.Sprintf(" (its init container %s puts back the copy of /var/lib taken at state version %s; the state keeps that version)", render.InitContainerState, versionText(cp.From))
-}
-
-func (migrateSeam) RanReady(ns *state.NodeState, version string) { ranReady(ns, version) }
-
-func (migrateSeam) TemplateVersion(d *unstructured.Unstructured) string { return templateVersion(d) }
 
 // spireCluster is the cluster as the SPIRE lane reads it; nil when the client cannot (a
 // test's fake without the lane's calls).
@@ -129,9 +114,29 @@ func (e *Engine) render(ctx context.Context, pr *lane.PlanRun, in render.Input, 
 	return objs, eachLane(e.lanes, func(h lane.Renderer) error { return h.Rendered(ctx, pr, objs) })
 }
 
+// input runs the lanes' part of a plan's input, before plan.Compute.
+func (e *Engine) input(ctx context.Context, pr *lane.PlanRun, in *plan.Input) error {
+	return eachLane(e.lanes, func(h lane.Inputter) error { return h.Input(ctx, pr, in) })
+}
+
 // amend runs the lanes' part of a plan once it is computed.
 func (e *Engine) amend(ctx context.Context, pr *lane.PlanRun, p *plan.Plan) error {
 	return eachLane(e.lanes, func(h lane.Amender) error { return h.Amend(ctx, pr, p) })
+}
+
+// fill has each lane fill in p what the apply needs and the plan leaves out, before anything
+// is read or changed.
+func (e *Engine) fill(p *plan.Plan, t Target) (*plan.Plan, error) {
+	err := eachLane(e.lanes, func(h lane.Starter) (err error) {
+		p, err = h.Fill(p, t.lent())
+		return err
+	})
+	return p, err
+}
+
+// start runs the lanes' start of an apply, before its first change.
+func (e *Engine) start(ctx context.Context, p *plan.Plan, rec *recorder) error {
+	return eachLane(e.lanes, func(h lane.Starter) error { return h.Start(ctx, p, rec) })
 }
 
 // finish runs the lanes' end of an apply.

@@ -7,15 +7,14 @@ import (
 	"slices"
 	"strings"
 
-	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/spec"
-	"slipway.dev/slipway/internal/state"
 )
 
 // listSplit lists the objects of the kinds slipway makes in ns and splits them into the
@@ -100,17 +99,17 @@ func (e *Engine) completeForeign(ctx context.Context, t Target, l *listed, lacks
 	return nil
 }
 
-// referencesExist checks the Secrets and ConfigMaps the nodes reference (checkReferences); a
-// partial list that lacks one is completed first.
+// referencesExist checks the Secrets and ConfigMaps the nodes reference
+// (secrets.CheckReferences); a partial list that lacks one is completed first.
 func (e *Engine) referencesExist(ctx context.Context, t Target, l *listed) error {
-	err := checkReferences(t.Group, t.Namespace, l.live, l.foreign)
+	err := secrets.CheckReferences(t.Group, t.Namespace, l.live, l.foreign)
 	if err == nil || !l.partial {
 		return err
 	}
 	if err := e.completeForeign(ctx, t, l, true); err != nil {
 		return err
 	}
-	return checkReferences(t.Group, t.Namespace, l.live, l.foreign)
+	return secrets.CheckReferences(t.Group, t.Namespace, l.live, l.foreign)
 }
 
 // lacksAny reports whether some object of objs of a kind slipway lists in ns is neither in
@@ -159,36 +158,6 @@ func (e *Engine) blockedNodes(p *plan.Plan) map[string]error {
 		}
 	}
 	return failed
-}
-
-// foreignJobs reads, for each node of t whose volume holds or will hold a copy of /var/lib
-// that apply removes, the Job named as its removal Job (<node>-state) and returns those
-// slipway did not make for the group: a plan that would remove the copy shows each as a
-// conflict (issue 35 item 3). A copy is held when the state says so, and taken by a migration:
-// a node the state recorded whose version (versions, the file's) is not the one it ran ready
-// with (issue 43 item 12). A plan reads them only for such nodes, so a group without one
-// costs no request.
-func (e *Engine) foreignJobs(ctx context.Context, t Target, doc *state.Document, versions map[string]string) (map[string]plan.Object, error) {
-	out := map[string]plan.Object{}
-	if doc == nil {
-		return out, nil
-	}
-	for _, node := range slices.Sorted(maps.Keys(doc.Nodes)) {
-		ns := doc.Nodes[node]
-		migrates := versions[node] != "" && versions[node] != ns.StateVersion
-		if (ns.Copy == nil && !migrates) || t.Group.Node(node) == nil {
-			continue
-		}
-		j, err := e.o.Kube.Job(ctx, t.Namespace, render.StateJobName(node))
-		if err != nil {
-			return nil, err
-		}
-		if j != nil && !kube.JobOwnedBy(j.Labels, t.Group.Name) {
-			j.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
-			out[node] = j
-		}
-	}
-	return out, nil
 }
 
 // otherDeployments refuses a namespace that holds objects another slipway deployment made

@@ -13,6 +13,8 @@ import (
 
 	"slipway.dev/slipway/internal/engine/dryrun"
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/migrate"
+	"slipway.dev/slipway/internal/engine/secrets"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
 	"slipway.dev/slipway/internal/parallel"
@@ -59,11 +61,11 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	}
 	ids, _ := MachineIDs(t.Group, doc, l.live, t.Namespace)
 	suspended := isSuspended(doc)
-	versions, err := e.stateVersions(t.Group)
+	versions, err := migrate.Versions(t.Group, e.labels.get())
 	if err != nil {
 		return nil, err
 	}
-	key, err := planSecretKey(doc)
+	key, err := secrets.PlanKey(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +84,8 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 	}
 	in.Suspended, in.Images, in.MachineIDs = suspended, images, ids
 	stateInput(&in, doc)
-	migrationInput(&in, versions, doc)
-	if in.ForeignJobs, err = e.foreignJobs(ctx, t, doc, versions); err != nil {
+	in.Versions = maps.Clone(versions)
+	if err := e.input(ctx, pr, &in); err != nil {
 		return nil, err
 	}
 	for _, n := range t.Group.Nodes {

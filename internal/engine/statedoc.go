@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/engine/secrets"
+	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
@@ -28,3 +30,34 @@ func readAnyNamespace(ctx context.Context, t Target) (*state.Document, error) {
 	}
 	return doc, err
 }
+
+// RecordSecretKey returns the group's secret key, made and written into the state when it
+// holds none: what a saved plan and render hash with must be there for the apply that
+// follows. The caller holds the lock. A group without secrets: needs none: nil.
+func (e *Engine) RecordSecretKey(ctx context.Context, t Target) ([]byte, error) {
+	if !t.Group.HasOwnSecrets() {
+		return nil, nil
+	}
+	doc, err := readAnyNamespace(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if key, err := secrets.KeyOf(doc); key != nil || err != nil {
+		return key, err
+	}
+	if doc == nil {
+		doc = &state.Document{Group: t.Group.Name}
+	}
+	key, err := secrets.PlanKey(nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := secrets.RecordKey(ctx, newRecorder(t.Store, doc), key); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// SecretKeyRecorded reports whether the state holds the group's secret key, or the group
+// needs none (secrets.KeyRecorded).
+func SecretKeyRecorded(g *spec.Group, doc *state.Document) bool { return secrets.KeyRecorded(g, doc) }

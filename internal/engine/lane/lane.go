@@ -49,10 +49,26 @@ type Renderer interface {
 	Rendered(ctx context.Context, pr *PlanRun, objs []render.Object) error
 }
 
+// Inputter is a lane's part of a plan's input, once the objects are rendered and compared
+// and before plan.Compute: it fills in what in lacks of the lane's concern (in.Versions holds
+// the nodes' state versions render used).
+type Inputter interface {
+	Input(ctx context.Context, pr *PlanRun, in *plan.Input) error
+}
+
 // Amender is a lane's part of a plan, once plan.Compute made it: it adds its changes and
 // notes to p, reading what pr holds, and fails the plan when the lane cannot go on.
 type Amender interface {
 	Amend(ctx context.Context, pr *PlanRun, p *plan.Plan) error
+}
+
+// Starter is a lane's start of an apply. Fill runs before anything is read or changed: it
+// returns p with what a plan leaves out and the apply needs (the Secrets' values, which stay
+// in this run's memory), or p itself, and refuses an apply that cannot go on. Start runs once
+// the state is read and checked, before the first change of an apply that changes anything.
+type Starter interface {
+	Fill(p *plan.Plan, t Target) (*plan.Plan, error)
+	Start(ctx context.Context, p *plan.Plan, rec Recorder) error
 }
 
 // Finisher is a lane's end of an apply, once every node's steps ran: failed nodes failed

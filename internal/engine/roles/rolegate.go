@@ -1,4 +1,4 @@
-package engine
+package roles
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
@@ -20,17 +21,17 @@ import (
 // state does not say it already.
 //
 // It runs an await-ready step.
-func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
-	rec, w, k, node := r.rec, r.w, *st.Object, st.Node
-	res := e.env.Wait(ctx, w, lane.WaitFor{Key: k, Since: time.Now(), Limit: st.Limit, Node: node, Check: status.Rollout})
+func (l *Lane) awaitReady(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
+	rec, w, k, node := nr.Rec, nr.Watch, *st.Object, st.Node
+	res := l.env.Wait(ctx, w, lane.WaitFor{Key: k, Since: time.Now(), Limit: st.Limit, Node: node, Check: status.Rollout})
 	var img string
 	if dep, _, _, _ := w.Deployment(k.Namespace, k.Name); dep != nil {
-		img = firstImage(dep.Spec.Template.Spec.Containers)
+		img = render.RunningImage(dep.Spec.Template.Spec.Containers)
 	}
 	if res.Phase == status.Ready {
 		hash := lane.TemplateHash(w, k)
 		return rec.Update(ctx, "after waiting for deployment "+k.Name, func(d *state.Document) {
-			ns := rec.node(node)
+			ns := lane.NodeOf(d, node)
 			if hash != "" {
 				ns.ReadyTemplate = hash
 			}
@@ -47,7 +48,7 @@ func (e *Engine) awaitReady(ctx context.Context, r *run, st plan.Step) error {
 	if res.Reason != "" {
 		why = res.Reason + ": " + res.Message
 	}
-	report := e.env.FailureReport(ctx, w, k, res)
+	report := l.env.FailureReport(ctx, w, k, res)
 	err := fmt.Errorf("deployment %s is not ready (%s): its roles stay stopped; the next apply tries again%s", k.Name, why, report)
 	return errors.Join(err, lane.RecordFailed(ctx, rec, node, k.Name, img, why))
 }

@@ -1,4 +1,4 @@
-package engine
+package secrets
 
 import (
 	"encoding/base64"
@@ -82,7 +82,7 @@ func TestWithSecretData(t *testing.T) {
 	if _, ok := secretOf(p).Object["data"]; ok {
 		t.Fatal("the rendered Secret has data")
 	}
-	filled, err := withSecretData(p, g)
+	filled, err := WithData(p, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,23 +97,23 @@ func TestWithSecretData(t *testing.T) {
 	// A plan checked with another key than it was made with is refused, as changed values.
 	other := *p
 	other.SecretKey = []byte("another-key-of-thirty-two-bytes!")
-	if _, err := withSecretData(&other, g); err == nil {
+	if _, err := WithData(&other, g); err == nil {
 		t.Error("values checked with another key than the plan's were accepted")
 	}
 	other.SecretKey = nil
-	if _, err := withSecretData(&other, g); err == nil || !strings.Contains(err.Error(), "no secret key") {
+	if _, err := WithData(&other, g); err == nil || !strings.Contains(err.Error(), "no secret key") {
 		t.Errorf("a plan without a key: error %v, want one saying so", err)
 	}
 
 	t.Setenv("SLIPWAY_ENGINE_TEST_TOKEN", "second-value")
-	_, err = withSecretData(p, g)
+	_, err = WithData(p, g)
 	if got, want := errString(err), "node web: secret app: its values changed since the plan was made: plan again"; got != want {
 		t.Errorf("changed value: error %q, want %q", got, want)
 	}
 
 	t.Setenv("SLIPWAY_ENGINE_TEST_TOKEN", "")
 	os.Unsetenv("SLIPWAY_ENGINE_TEST_TOKEN")
-	_, err = withSecretData(p, g)
+	_, err = WithData(p, g)
 	if got, want := errString(err), "node web: secret app: environment variable SLIPWAY_ENGINE_TEST_TOKEN is not set"; got != want {
 		t.Errorf("missing variable: error %q, want %q", got, want)
 	}
@@ -163,10 +163,10 @@ func TestCheckReferences(t *testing.T) {
 					k, u := obj(o[0], o[1], o[2])
 					live[k] = u
 					if typed {
-						live[k] = typedOrNot(u)
+						live[k] = kube.Typed(u)
 					}
 				}
-				err := checkReferences(g, "demo", live)
+				err := CheckReferences(g, "demo", live)
 				var got []string
 				if err != nil {
 					got = strings.Split(err.Error(), "\n")

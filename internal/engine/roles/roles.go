@@ -1,4 +1,4 @@
-package engine
+package roles
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/status"
@@ -18,9 +17,9 @@ import (
 
 // stopRole runs a stop-role step: the role goes to 0 and its pods go, before the template it
 // must match changes (FR-006a).
-func (e *Engine) stopRole(ctx context.Context, r *run, st plan.Step) error {
-	e.emit(event.Event{Node: st.Node, Phase: event.PhaseStopRoles, Message: "role " + st.Role + ": to 0 replicas before the image changes"})
-	if err := e.scaleAndWait(ctx, r.w, *st.Object, 0); err != nil {
+func (l *Lane) stopRole(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
+	l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseStopRoles, Message: "role " + st.Role + ": to 0 replicas before the image changes"})
+	if err := l.scaleAndWait(ctx, nr.Watch, *st.Object, 0); err != nil {
 		return fmt.Errorf("role %s: stop: %w", st.Role, err)
 	}
 	return nil
@@ -30,7 +29,7 @@ func (e *Engine) stopRole(ctx context.Context, r *run, st plan.Step) error {
 // for; a role that does not become ready goes back to 0, and the node keeps its new image. A
 // role rolled without a stop (the step's Rollback: no new image, issue 43) goes back to the
 // template it ran ready before the apply instead, and stays up.
-func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
+func (l *Lane) startRole(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted before starting role %s: %w", st.Role, err)
 	}
@@ -39,28 +38,28 @@ func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
 	if st.Rollback == plan.RollbackLastReady {
 		// Read before the apply: the live template when it runs ready. None (an earlier run
 		// left it not ready): a failure goes back to 0 as for a stopped role.
-		prev = lane.RollbackTarget(r.w, k, "")
+		prev = lane.RollbackTarget(nr.Watch, k, "")
 	}
-	e.emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", st.Role, st.Replicas), Desired: st.Replicas})
-	out, err := e.o.Kube.Apply(context.WithoutCancel(ctx), r.objs.get(k), kube.ApplyOptions{Force: true})
+	l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: fmt.Sprintf("role %s: %d replicas", st.Role, st.Replicas), Desired: st.Replicas})
+	gen, err := l.env.Apply(context.WithoutCancel(ctx), nr.Object(k))
 	if err != nil {
 		return fmt.Errorf("role %s: %w", st.Role, err)
 	}
-	f := lane.WaitFor{Key: k, MinGen: out.GetGeneration(), Since: time.Now(), Limit: st.Limit, Node: st.Node, Check: status.Rollout,
+	f := lane.WaitFor{Key: k, MinGen: gen, Since: time.Now(), Limit: st.Limit, Node: st.Node, Check: status.Rollout,
 		OnStop: lane.StopSetsBack, StopText: ": the role goes back to 0 replicas; the run stops after that"}
 	if prev != nil {
 		f.StopText = ": setting the role back to its last ready template; the run stops after that"
 	}
-	res := e.env.Wait(ctx, r.w, f)
+	res := l.env.Wait(ctx, nr.Watch, f)
 	if res.Phase != status.Ready && prev != nil {
-		return e.setRoleBack(ctx, r, st, prev, res)
+		return l.setRoleBack(ctx, nr, st, prev, res)
 	}
 	if res.Phase != status.Ready {
 		// The error says the role is at 0: wait until its pods are gone, and say so when not.
-		if err := e.scaleAndWait(context.WithoutCancel(ctx), r.w, k, 0); err != nil {
+		if err := l.scaleAndWait(context.WithoutCancel(ctx), nr.Watch, k, 0); err != nil {
 			return fmt.Errorf("role %s did not become ready (%s), and scaling it back to 0 failed too: %w", st.Role, res.Message, err)
 		}
-		e.emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: "role " + st.Role + ": back to 0 replicas"})
+		l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseStartRoles, Message: "role " + st.Role + ": back to 0 replicas"})
 		return fmt.Errorf("role %s did not become ready (%s); it is back at 0 replicas, the node keeps its new image, and the next apply starts it again", st.Role, res.Message)
 	}
 	return nil
@@ -70,15 +69,15 @@ func (e *Engine) startRole(ctx context.Context, r *run, st plan.Step) error {
 // before this run, and waits for it (with a time budget of its own), after its new template
 // did not become ready (res). The role's Deployment then differs from the file: the next plan
 // shows the change again, and the next apply tries it again.
-func (e *Engine) setRoleBack(ctx context.Context, r *run, st plan.Step, prev *appsv1.Deployment, res status.Result) error {
+func (l *Lane) setRoleBack(ctx context.Context, nr *lane.NodeRun, st plan.Step, prev *appsv1.Deployment, res status.Result) error {
 	k := *st.Object
 	why := res.Message
 	if res.Reason != "" {
 		why = res.Reason + ": " + res.Message
 	}
-	rep := e.env.FailureReport(context.WithoutCancel(ctx), r.w, k, res)
-	e.emit(event.Event{Node: st.Node, Phase: event.PhaseRollback, Message: fmt.Sprintf("role %s: %s; setting it back to its last ready template", st.Role, res.Reason)})
-	back, _, err := e.env.SetBack(ctx, r.w, k, st.Limit, st.Node)(prev)
+	rep := l.env.FailureReport(context.WithoutCancel(ctx), nr.Watch, k, res)
+	l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseRollback, Message: fmt.Sprintf("role %s: %s; setting it back to its last ready template", st.Role, res.Reason)})
+	back, _, err := l.env.SetBack(ctx, nr.Watch, k, st.Limit, st.Node)(prev)
 	switch {
 	case err != nil:
 		return fmt.Errorf("role %s did not become ready (%s), and setting it back to its last ready template failed too: %w%s", st.Role, why, err, rep)
@@ -89,8 +88,8 @@ func (e *Engine) setRoleBack(ctx context.Context, r *run, st plan.Step, prev *ap
 }
 
 // scaleAndWait sets a Deployment's replicas and waits until its pods match (0: all gone).
-func (e *Engine) scaleAndWait(ctx context.Context, w lane.DeploymentWatch, k plan.Key, replicas int32) error {
-	gen, err := e.o.Kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas)
+func (l *Lane) scaleAndWait(ctx context.Context, w lane.DeploymentWatch, k plan.Key, replicas int32) error {
+	gen, err := l.kube.Scale(context.WithoutCancel(ctx), k.Namespace, k.Name, replicas)
 	if err != nil {
 		return err
 	}
@@ -98,7 +97,7 @@ func (e *Engine) scaleAndWait(ctx context.Context, w lane.DeploymentWatch, k pla
 	if replicas == 0 {
 		check = status.ScaledDown
 	}
-	res := e.env.Wait(ctx, w, lane.WaitFor{Key: k, MinGen: gen, Since: time.Now(), Limit: spec.DefaultRolloutTimeout, Check: check, OnStop: lane.StopFinishes})
+	res := l.env.Wait(ctx, w, lane.WaitFor{Key: k, MinGen: gen, Since: time.Now(), Limit: spec.DefaultRolloutTimeout, Check: check, OnStop: lane.StopFinishes})
 	if res.Phase != status.Ready {
 		return errors.New(res.Message)
 	}

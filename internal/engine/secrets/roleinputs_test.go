@@ -1,4 +1,4 @@
-package engine
+package secrets
 
 import (
 	"encoding/base64"
@@ -38,7 +38,7 @@ func roleInputsPlan(t *testing.T) (*spec.Group, *plan.Plan) {
 func TestWithSecretDataOfRole(t *testing.T) {
 	t.Setenv("SLIPWAY_ENGINE_ROLE_TOKEN", "role-value")
 	g, p := roleInputsPlan(t)
-	filled, err := withSecretData(p, g)
+	filled, err := WithData(p, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestWithSecretDataOfRole(t *testing.T) {
 		t.Errorf("filled data (-want +got):\n%s", diff)
 	}
 	t.Setenv("SLIPWAY_ENGINE_ROLE_TOKEN", "changed")
-	_, err = withSecretData(p, g)
+	_, err = WithData(p, g)
 	if got, want := errString(err), "node web: role own: secret key: its values changed since the plan was made: plan again"; got != want {
 		t.Errorf("changed value: error %q, want %q", got, want)
 	}
@@ -64,7 +64,7 @@ func TestCheckReferencesOfRoles(t *testing.T) {
 	t.Setenv("SLIPWAY_ENGINE_ROLE_TOKEN", "x")
 	g, _ := roleInputsPlan(t)
 	file := g.File
-	err := checkReferences(g, "demo", map[plan.Key]plan.Object{})
+	err := CheckReferences(g, "demo", map[plan.Key]plan.Object{})
 	want := []string{
 		"node web: env DB: Secret db does not exist in namespace demo (" + file + ":6)",
 		"node web: role own: env LEVEL: ConfigMap settings does not exist in namespace demo (" + file + ":12)",

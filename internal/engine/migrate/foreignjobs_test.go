@@ -1,4 +1,4 @@
-package engine
+package migrate
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"slipway.dev/slipway/internal/engine/enginetest"
+	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
@@ -16,10 +18,10 @@ import (
 // TestForeignJobs (issue 35 item 3, issue 43 item 12): the plan looks for someone else's Job
 // <node>-state for every node whose copy of /var/lib apply would remove: the copy the state
 // says is held, and the one a migration takes (a version the state did not run ready with).
-// The fake cluster stands in for the API server, holding a Job of that name for every node.
+// The shared fake cluster stands in for the API server, holding a Job of that name for every node.
 func TestForeignJobs(t *testing.T) {
 	nodes := []string{"held", "migrates", "fresh", "same", "unversioned", "ours"}
-	f := newFakeCluster()
+	f := enginetest.NewCluster()
 	f.LiveJobs = map[string]*batchv1.Job{}
 	for _, n := range nodes {
 		labels := map[string]string{"app": "backup"}
@@ -41,8 +43,8 @@ func TestForeignJobs(t *testing.T) {
 		// "fresh" is not in the state: created by this plan, it has no data to copy.
 	}}
 	versions := map[string]string{"held": "2", "migrates": "3", "fresh": "1", "same": "2", "unversioned": "", "ours": "2"}
-	e := New(Options{Kube: f})
-	got, err := e.foreignJobs(context.Background(), Target{Group: g, Namespace: "demo"}, doc, versions)
+	l := New(lane.Env{}, f)
+	got, err := l.foreignJobs(context.Background(), lane.Target{Group: g, Namespace: "demo"}, doc, versions)
 	if err != nil {
 		t.Fatal(err)
 	}
