@@ -56,6 +56,7 @@ var allowed = map[string][]string{
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
 	"testkit":            {},                          // test support without a cluster: golden files, helper processes
+	"image/imagetest":    {},                          // test support: a rootfs and a layer's tar entries, for image's tests and those of e2e/image
 	"render/rendertest":  {"render", "spec"},          // test support: render's stable input, for its tests and those of e2e/render
 	"waves":              {"event", "spec", "status"}, // a waves file, its order and its health gate: pure
 	// cli quotes the few lines it prints itself (a state listing, a notice, a prompt) as ui does.
