@@ -1,6 +1,6 @@
 // Package internal_test holds the checks of internal/ as a whole: the import table of each
 // package (arch_test.go), the constants written once (onedef_test.go) and the length of its
-// files (filesize_test.go).
+// files (filesize_test.go) and functions (funcsize_test.go).
 package internal_test
 
 import (
@@ -65,9 +65,13 @@ var allowed = map[string][]string{
 	"dns":            {}, // the DNS server of SPEC §7: miekg/dns, no slipway package
 	// Test support: its counting proxy reaches the dev API server through kube's transport.
 	"devcluster/devtest": {"devcluster", "kube"},
-	"testkit":            {},                          // test support without a cluster: golden files, helper processes
-	"render/rendertest":  {"render", "spec"},          // test support: render's stable input, for its tests and those of e2e/render
-	"waves":              {"event", "spec", "status"}, // a waves file, its order and its health gate: pure
+	"testkit":            {}, // test support without a cluster: golden files, helper processes
+	"image/imagetest":    {}, // test support: a rootfs and a layer's tar entries, for image's tests and those of e2e/image
+	"render/rendertest":  {"render", "spec"},
+	// Test support: the state backends' conformance suite and lock-holding helper process, for
+	// state's tests and those of e2e/state.
+	"state/statetest": {"devcluster/devtest", "event", "kube", "state", "testkit"}, // test support: render's stable input, for its tests and those of e2e/render
+	"waves":           {"event", "spec", "status"},                                 // a waves file, its order and its health gate: pure
 	// cli quotes the few lines it prints itself (a state listing, a notice, a prompt) as ui does.
 	"cli": {"devcluster", "engine", "event", "image", "kube", "parallel", "plan", "quote", "render", "secretsbin", "secretsconf", "spec", "state", "ui", "waves"},
 	// The secrets sidecar (FR-004e): its configuration (pure, shared with render), its program

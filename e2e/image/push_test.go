@@ -7,9 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +24,7 @@ import (
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/image"
+	"slipway.dev/slipway/internal/image/imagetest"
 )
 
 // devRegistry is the dev cluster's registry (CNCF Distribution), host:port on loopback.
@@ -70,7 +68,7 @@ func TestPushOnce(t *testing.T) {
 	proxy := registryProxy(t)
 	opts := image.Options{Registry: proxy.Host()}
 	root := t.TempDir()
-	writeTree(t, root)
+	imagetest.WriteTree(t, root)
 	pub, err := image.NewPublisher(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -113,17 +111,18 @@ func TestPushOnce(t *testing.T) {
 		}
 	})
 
-	t.Run("resolve", func(t *testing.T) {
-		d, err := image.Resolve(context.Background(), opts, first.Tag)
-		if err != nil {
-			t.Fatal(err)
+	t.Run("lookup", func(t *testing.T) {
+		// The publisher's lookup is how the plan pins an image it does not push: a HEAD
+		// request gives the tag's digest, and a tag that is not there is not found.
+		h, found, err := pub.Lookup(context.Background(), first.Tag)
+		if err != nil || !found {
+			t.Fatalf("lookup of %s: found %v, %v", first.Tag, found, err)
 		}
-		if diff := cmp.Diff(first.Digest.String(), d.String()); diff != "" {
-			t.Errorf("resolve (-want +got):\n%s", diff)
+		if diff := cmp.Diff(first.Digest.DigestStr(), h.String()); diff != "" {
+			t.Errorf("lookup (-want +got):\n%s", diff)
 		}
-		_, err = image.Resolve(context.Background(), opts, job.Repository+":c-0000000000000000")
-		if !errors.Is(err, image.ErrNotFound) {
-			t.Errorf("resolve of a missing tag: %v, want ErrNotFound", err)
+		if _, found, err := pub.Lookup(context.Background(), job.Repository+":c-0000000000000000"); err != nil || found {
+			t.Errorf("lookup of a missing tag: found %v, %v; want not found", found, err)
 		}
 	})
 
@@ -186,12 +185,12 @@ func TestBaseAndAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []entry{
+	want := []imagetest.Entry{
 		{Name: "etc/nginx/nginx.conf", Type: tar.TypeReg, Mode: 0o644, Size: 10},
 		{Name: "srv/www/", Type: tar.TypeDir, Mode: 0o755},
 		{Name: "srv/www/index.html", Type: tar.TypeReg, Mode: 0o644, Size: 2},
 	}
-	if diff := cmp.Diff(want, entries(t, img)); diff != "" {
+	if diff := cmp.Diff(want, imagetest.Entries(t, img)); diff != "" {
 		t.Errorf("added layer (-want +got):\n%s", diff)
 	}
 	cf, err := img.ConfigFile()
@@ -231,62 +230,4 @@ func TestBaseAndAdd(t *testing.T) {
 			t.Errorf("entrypoint (-want +got):\n%s", diff)
 		}
 	})
-}
-
-// writeTree makes a small rootfs with every kind of entry slipway keeps.
-func writeTree(t *testing.T, root string) {
-	t.Helper()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(root, "etc", "systemd"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "sbin"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "tmp"), 0o755))
-	must(os.Chmod(filepath.Join(root, "tmp"), 0o777|fs.ModeSticky))
-	must(os.WriteFile(filepath.Join(root, "etc", "hostname"), []byte("web\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "etc", "shadow"), []byte("root:*:1::::::\n"), 0o600))
-	must(os.WriteFile(filepath.Join(root, "sbin", "init"), []byte("#!/bin/sh\nexec sleep inf\n"), 0o755))
-	must(os.Chmod(filepath.Join(root, "sbin", "init"), 0o755|fs.ModeSetuid))
-	must(os.Symlink("../sbin/init", filepath.Join(root, "etc", "systemd", "init")))
-	must(os.Link(filepath.Join(root, "sbin", "init"), filepath.Join(root, "sbin", "init-hard")))
-}
-
-type entry struct {
-	Name     string
-	Type     byte
-	Mode     int64
-	Link     string
-	Size     int64
-	Uid, Gid int
-	Uname    string
-	ModTime  int64
-}
-
-// entries lists the tar entries of the image's only (or last) layer.
-func entries(t *testing.T, img v1.Image) []entry {
-	t.Helper()
-	ls, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := ls[len(ls)-1].Uncompressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	var out []entry
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, entry{h.Name, h.Typeflag, h.Mode, h.Linkname, h.Size, h.Uid, h.Gid, h.Uname + h.Gname, h.ModTime.Unix()})
-	}
 }

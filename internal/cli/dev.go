@@ -11,13 +11,19 @@ import (
 
 func newDevCmd(_ *Globals) *cobra.Command {
 	var dir string
-	var gates []string
-	var core, publish, noRealNode, spire, secrets, central bool
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "A local Kubernetes cluster (kwok) and OCI registry for trying slipway out and for tests",
 	}
 	dev.PersistentFlags().StringVar(&dir, "dir", "", "data directory of the dev cluster (env SLIPWAY_DEV_DIR; default ~/.local/state/slipway/dev)")
+	dev.AddCommand(newDevUpCmd(&dir), newDevDownCmd(&dir), newDevEnvCmd(&dir))
+	return dev
+}
+
+// newDevUpCmd is dev up; *dir is dev's --dir, read when the command runs.
+func newDevUpCmd(dir *string) *cobra.Command {
+	var gates []string
+	var core, publish, noRealNode, spire, secrets, central bool
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start the dev cluster (building its binaries once) and print the environment to export",
@@ -28,7 +34,7 @@ func newDevCmd(_ *Globals) *cobra.Command {
 			}
 			// The publishing parts (MetalLB, Envoy Gateway) build for about 10 minutes the first
 			// time and only groups with publish: use them: dev up starts them when asked.
-			o := devcluster.Options{Dir: dir, Progress: cmd.ErrOrStderr(), Core: !publish, NoRealNode: noRealNode, Spire: spire, Secrets: secrets, Central: central}
+			o := devcluster.Options{Dir: *dir, Progress: cmd.ErrOrStderr(), Core: !publish, NoRealNode: noRealNode, Spire: spire, Secrets: secrets, Central: central}
 			if cmd.Flags().Changed("feature-gates") {
 				o.FeatureGates = gates
 			}
@@ -57,12 +63,17 @@ func newDevCmd(_ *Globals) *cobra.Command {
 		"without the real kubelet node beside the kwok nodes (each cluster's own: a second cluster under --dir gets a bridge, pod range and kubelet ports of its own)")
 	up.Flags().BoolVar(&spire, "spire", false,
 		"also a SPIRE server, its node's sshd and the spire-agent image (built the first time), for groups with spire:")
-	dev.AddCommand(up, &cobra.Command{
+	return up
+}
+
+// newDevDownCmd is dev down; *dir is dev's --dir.
+func newDevDownCmd(dir *string) *cobra.Command {
+	return &cobra.Command{
 		Use:   "down",
 		Short: "Stop the dev cluster and remove its data",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := devcluster.Down(dir)
+			err := devcluster.Down(*dir)
 			if errors.Is(err, devcluster.ErrNotRunning) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "dev: no dev cluster is running; nothing to stop")
 				return nil
@@ -72,12 +83,17 @@ func newDevCmd(_ *Globals) *cobra.Command {
 			}
 			return err
 		},
-	}, &cobra.Command{
+	}
+}
+
+// newDevEnvCmd is dev env; *dir is dev's --dir.
+func newDevEnvCmd(dir *string) *cobra.Command {
+	return &cobra.Command{
 		Use:   "env",
 		Short: "Print the environment of the running dev cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d := dir
+			d := *dir
 			if d == "" {
 				var err error
 				if d, err = devcluster.DefaultDir(); err != nil {
@@ -91,6 +107,5 @@ func newDevCmd(_ *Globals) *cobra.Command {
 			fmt.Fprint(cmd.OutOrStdout(), env.Exports())
 			return nil
 		},
-	})
-	return dev
+	}
 }

@@ -41,12 +41,7 @@ func ensureNodeCA(dir string) error {
 	if have {
 		return nil
 	}
-	ca, err := newCert(time.Now().Add(-time.Hour), randomSerial(), nil, &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "slipway-dev-node-ca"},
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	})
+	ca, err := newCA(time.Now().Add(-time.Hour), randomSerial(), "slipway-dev-node-ca")
 	if err != nil {
 		return err
 	}

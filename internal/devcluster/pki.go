@@ -26,12 +26,7 @@ func writePKI(dir string) error {
 		return err
 	}
 	now := time.Now().Add(-time.Hour)
-	ca, err := newCert(now, 1, nil, &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "slipway-dev-ca"},
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	})
+	ca, err := newCA(now, 1, "slipway-dev-ca")
 	if err != nil {
 		return err
 	}
@@ -88,6 +83,16 @@ func writePKI(dir string) error {
 type keyCert struct {
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey
+}
+
+// newCA makes a self-signed certificate authority named cn that signs certificates.
+func newCA(notBefore time.Time, serial int64, cn string) (*keyCert, error) {
+	return newCert(notBefore, serial, nil, &x509.Certificate{
+		Subject:               pkix.Name{CommonName: cn},
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	})
 }
 
 // newCert makes a P-256 key and the certificate of tmpl for it, with serial, valid ten years

@@ -3,8 +3,6 @@ package image
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,36 +12,20 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"slipway.dev/slipway/internal/image/imagetest"
 )
 
 // addLayer writes the layer of files, read through context, and lists its entries with the
 // content of each regular file.
-func addLayer(t *testing.T, files []AddFile, context string) ([]entry, map[string]string, error) {
+func addLayer(t *testing.T, files []AddFile, context string) ([]imagetest.Entry, map[string]string, error) {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := addTar(files, context, time.Unix(0, 0).UTC())(&buf); err != nil {
 		return nil, nil, err
 	}
-	var out []entry
-	content := map[string]string{}
-	tr := tar.NewReader(&buf)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, content, nil
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, entry{Name: h.Name, Type: h.Typeflag, Mode: h.Mode, Link: h.Linkname, Size: h.Size})
-		if h.Typeflag == tar.TypeReg {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			content[h.Name] = string(b)
-		}
-	}
+	out, content := imagetest.ReadTar(t, &buf)
+	return out, content, nil
 }
 
 // noReadOf fails the test when a layer opens one of the files at paths, whatever the name it
@@ -90,7 +72,7 @@ func TestAddLinksOut(t *testing.T) {
 		name    string
 		prepare func(t *testing.T, group, outside string) // after the load, before the build
 		src     string                                    // in the group directory
-		want    []entry                                   // the layer, or wantErr
+		want    []imagetest.Entry                         // the layer, or wantErr
 		wantErr string
 	}{
 		{name: "file link out, absolute", src: "leak", wantErr: "add {group}/leak: statat leak: path escapes from parent",
@@ -112,15 +94,15 @@ func TestAddLinksOut(t *testing.T) {
 				}
 				link(t, outside, group, "rootfs")
 			}},
-		{name: "file link inside", src: "motd", want: []entry{{Name: "dst", Type: tar.TypeReg, Mode: 0o644, Size: 7}},
+		{name: "file link inside", src: "motd", want: []imagetest.Entry{{Name: "dst", Type: tar.TypeReg, Mode: 0o644, Size: 7}},
 			prepare: func(t *testing.T, group, outside string) { link(t, "rootfs/etc/motd", group, "motd") }},
-		{name: "directory link inside", src: "tree", want: []entry{
+		{name: "directory link inside", src: "tree", want: []imagetest.Entry{
 			{Name: "dst/", Type: tar.TypeDir, Mode: 0o755},
 			{Name: "dst/etc/", Type: tar.TypeDir, Mode: 0o755},
 			{Name: "dst/etc/hostname", Type: tar.TypeReg, Mode: 0o644, Size: 4},
 			{Name: "dst/etc/motd", Type: tar.TypeReg, Mode: 0o644, Size: 7},
 		}, prepare: func(t *testing.T, group, outside string) { link(t, "rootfs", group, "tree") }},
-		{name: "directory with links out", src: "rootfs", want: []entry{
+		{name: "directory with links out", src: "rootfs", want: []imagetest.Entry{
 			{Name: "dst/", Type: tar.TypeDir, Mode: 0o755},
 			{Name: "dst/etc/", Type: tar.TypeDir, Mode: 0o755},
 			{Name: "dst/etc/dir", Type: tar.TypeSymlink, Mode: 0o777, Link: "../../../outside"},
@@ -215,7 +197,7 @@ func TestAddWithoutContext(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("without a context (-with +without):\n%s", diff)
 	}
-	wantEntries := []entry{
+	wantEntries := []imagetest.Entry{
 		{Name: "etc/hostname", Type: tar.TypeReg, Mode: 0o644, Size: 4},
 		{Name: "etc/motd", Type: tar.TypeReg, Mode: 0o644, Size: 7},
 		{Name: "srv/", Type: tar.TypeDir, Mode: 0o755},

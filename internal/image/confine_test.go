@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"slipway.dev/slipway/internal/image/imagetest"
 )
 
 // outsideTree makes a group directory holding a rootfs, and beside it a directory that is not
@@ -87,7 +89,7 @@ func TestRootfsLinksOutStayLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []entry{
+	want := []imagetest.Entry{
 		{Name: "etc/", Type: tar.TypeDir, Mode: 0o755},
 		{Name: "etc/abs", Type: tar.TypeSymlink, Mode: 0o777, Link: links["etc/abs"]},
 		{Name: "etc/dir", Type: tar.TypeSymlink, Mode: 0o777, Link: links["etc/dir"]},
@@ -96,7 +98,7 @@ func TestRootfsLinksOutStayLinks(t *testing.T) {
 		{Name: "etc/rel", Type: tar.TypeSymlink, Mode: 0o777, Link: links["etc/rel"]},
 		{Name: "etc/root", Type: tar.TypeSymlink, Mode: 0o777, Link: "/"},
 	}
-	if diff := cmp.Diff(want, entries(t, img)); diff != "" {
+	if diff := cmp.Diff(want, imagetest.Entries(t, img)); diff != "" {
 		t.Errorf("layer entries (-want +got):\n%s", diff)
 	}
 	for _, p := range reads() {

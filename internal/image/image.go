@@ -105,9 +105,6 @@ type Publisher interface {
 // ErrNoRegistry is returned when a registry is needed and none is set.
 var ErrNoRegistry = errors.New("no registry set: set K8S_REGISTRY (or --registry) to the registry node images are pushed to")
 
-// ErrNotFound is returned by Resolve when the registry does not hold the reference.
-var ErrNotFound = errors.New("not found in the registry")
-
 // Repository returns `<registry>/<namespace>/<name>`, the repository of a node image (name is
 // the node) or of a role's service image (name is `<node>-<role>`).
 func Repository(registry, namespace, name string) string {

@@ -26,28 +26,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/image/imagetest"
 )
-
-// writeTree makes a small rootfs with every kind of entry slipway keeps.
-func writeTree(t *testing.T, root string) {
-	t.Helper()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(root, "etc", "systemd"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "sbin"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "tmp"), 0o755))
-	must(os.Chmod(filepath.Join(root, "tmp"), 0o777|fs.ModeSticky))
-	must(os.WriteFile(filepath.Join(root, "etc", "hostname"), []byte("web\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "etc", "shadow"), []byte("root:*:1::::::\n"), 0o600))
-	must(os.WriteFile(filepath.Join(root, "sbin", "init"), []byte("#!/bin/sh\nexec sleep inf\n"), 0o755))
-	must(os.Chmod(filepath.Join(root, "sbin", "init"), 0o755|fs.ModeSetuid))
-	must(os.Symlink("../sbin/init", filepath.Join(root, "etc", "systemd", "init")))
-	must(os.Link(filepath.Join(root, "sbin", "init"), filepath.Join(root, "sbin", "init-hard")))
-}
 
 // copyTree copies src to dst keeping modes, symlinks and hard links, but not file times: the
 // copy gets new ones, as a checkout or a rebuild of the tree would.
@@ -103,47 +83,10 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 }
 
-type entry struct {
-	Name     string
-	Type     byte
-	Mode     int64
-	Link     string
-	Size     int64
-	Uid, Gid int
-	Uname    string
-	ModTime  int64
-}
-
-// entries lists the tar entries of the image's only (or last) layer.
-func entries(t *testing.T, img v1.Image) []entry {
-	t.Helper()
-	ls, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := ls[len(ls)-1].Uncompressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	var out []entry
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, entry{h.Name, h.Typeflag, h.Mode, h.Linkname, h.Size, h.Uid, h.Gid, h.Uname + h.Gname, h.ModTime.Unix()})
-	}
-}
-
 func TestRootfsReproducible(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	a := filepath.Join(t.TempDir(), "rootfs")
-	writeTree(t, a)
+	imagetest.WriteTree(t, a)
 	b := filepath.Join(t.TempDir(), "elsewhere", "copy")
 	copyTree(t, a, b)
 
@@ -192,7 +135,7 @@ func TestRootfsReproducible(t *testing.T) {
 	})
 
 	t.Run("entries", func(t *testing.T) {
-		want := []entry{
+		want := []imagetest.Entry{
 			{Name: "etc/", Type: tar.TypeDir, Mode: 0o755},
 			{Name: "etc/hostname", Type: tar.TypeReg, Mode: 0o644, Size: 4},
 			{Name: "etc/shadow", Type: tar.TypeReg, Mode: 0o600, Size: 15},
@@ -203,7 +146,7 @@ func TestRootfsReproducible(t *testing.T) {
 			{Name: "sbin/init-hard", Type: tar.TypeLink, Mode: 0o4755, Link: "sbin/init"},
 			{Name: "tmp/", Type: tar.TypeDir, Mode: 0o1777},
 		}
-		if diff := cmp.Diff(want, entries(t, imgB)); diff != "" {
+		if diff := cmp.Diff(want, imagetest.Entries(t, imgB)); diff != "" {
 			t.Errorf("layer entries (-want +got):\n%s", diff)
 		}
 	})
@@ -230,7 +173,7 @@ func TestRootfsReproducible(t *testing.T) {
 	t.Run("source date epoch", func(t *testing.T) {
 		t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 		img := build(a)
-		for _, e := range entries(t, img) {
+		for _, e := range imagetest.Entries(t, img) {
 			if e.ModTime != 1700000000 {
 				t.Fatalf("entry %s: time %d, want SOURCE_DATE_EPOCH", e.Name, e.ModTime)
 			}
@@ -265,8 +208,8 @@ func TestSpecialFilesSkipped(t *testing.T) {
 	if diff := cmp.Diff([]string{sock + ": socket skipped"}, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
-	want := []entry{{Name: "a", Type: tar.TypeReg, Mode: 0o644, Size: 1}}
-	if diff := cmp.Diff(want, entries(t, img)); diff != "" {
+	want := []imagetest.Entry{{Name: "a", Type: tar.TypeReg, Mode: 0o644, Size: 1}}
+	if diff := cmp.Diff(want, imagetest.Entries(t, img)); diff != "" {
 		t.Errorf("entries (-want +got):\n%s", diff)
 	}
 }
@@ -309,7 +252,7 @@ func TestUnreachableRegistry(t *testing.T) {
 
 	opts := Options{Registry: host}
 	root := t.TempDir()
-	writeTree(t, root)
+	imagetest.WriteTree(t, root)
 	pub, err := NewPublisher(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -373,7 +316,7 @@ func TestAuthFile(t *testing.T) {
 		return p
 	}
 	root := t.TempDir()
-	writeTree(t, root)
+	imagetest.WriteTree(t, root)
 	for _, tc := range []struct {
 		name     string
 		authFile string
@@ -451,7 +394,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestWriteLayout(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root)
+	imagetest.WriteTree(t, root)
 	b := NewBuilder(Options{})
 	img, _, err := b.Build(context.Background(), Source{Rootfs: root})
 	if err != nil {

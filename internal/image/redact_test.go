@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"slipway.dev/slipway/internal/image/imagetest"
 )
 
 // stallingRegistry is an in-memory registry whose upload URLs carry a _state token, as
@@ -97,7 +99,7 @@ func interruptedPush(t *testing.T, token string, drop bool) error {
 	t.Helper()
 	host, uploading := stallingRegistry(t, token, drop)
 	root := t.TempDir()
-	writeTree(t, root)
+	imagetest.WriteTree(t, root)
 	opts := Options{Registry: host}
 	pub, err := NewPublisher(opts)
 	if err != nil {

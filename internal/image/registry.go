@@ -203,25 +203,6 @@ func (p *registryPublisher) Publish(ctx context.Context, ref string, img v1.Imag
 	return r.Context().Digest(digest.String()), nil
 }
 
-// Resolve returns the digest ref has in its registry, by a HEAD request: what `render` pins a
-// Deployment to without pushing. It returns an error wrapping ErrNotFound when ref is not there.
-func Resolve(ctx context.Context, opts Options, ref string) (name.Digest, error) {
-	rc, err := newRegistryClient(opts)
-	if err != nil {
-		return name.Digest{}, err
-	}
-	p := &registryPublisher{rc: rc}
-	h, found, err := p.Lookup(ctx, ref)
-	if err != nil {
-		return name.Digest{}, err
-	}
-	if !found {
-		return name.Digest{}, fmt.Errorf("image %s: %w", ref, ErrNotFound)
-	}
-	r, _ := rc.parse(ref)
-	return r.Context().Digest(h.String()), nil
-}
-
 // registryParams are the query parameters of the registry protocol itself, safe to show; any
 // other value (an upload's _state, a signed redirect's token) may grant access and is
 // redacted, as the registry library does in the errors it makes itself.

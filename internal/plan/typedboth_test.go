@@ -3,6 +3,7 @@ package plan_test
 import (
 	"encoding/json"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"slipway.dev/slipway/internal/plan"
+	"slipway.dev/slipway/internal/render"
 )
 
 // roundTrip is what a JSON LIST gives of a typed object: its JSON read back into maps.
@@ -49,50 +51,68 @@ func typedAs(obj any, m map[string]any) (any, bool) {
 // every object as rendered.
 func TestSubsetBothTypedIsSubsetOfTheMaps(t *testing.T) {
 	objs := renderedObjects(t)
-	cases, agreed := 0, 0
-	for _, obj := range objs {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			t.Fatal(err)
+	// One parallel subtest an object; the counts add up once all have run.
+	var cases, agreed atomic.Int64
+	t.Run("objects", func(t *testing.T) {
+		for _, obj := range objs {
+			kind := obj.GetObjectKind().GroupVersionKind().Kind
+			t.Run(kind+"/"+obj.GetName(), func(t *testing.T) {
+				t.Parallel()
+				c, a := checkBothTyped(t, obj)
+				cases.Add(c)
+				agreed.Add(a)
+			})
 		}
-		kind := obj.GetObjectKind().GroupVersionKind().Kind
-		name := kind + "/" + obj.GetName()
-		check := func(what string, have map[string]any) bool {
-			t.Helper()
-			typed, ok := typedAs(obj, have)
-			if !ok {
-				return false
-			}
-			cases++
-			want := plan.Subset(u, roundTrip(t, typed))
-			got := plan.SubsetBothTyped(obj, typed)
-			if got && !want {
-				t.Errorf("%s, %s: SubsetBothTyped found unchanged what Subset of the maps finds changed", name, what)
-			}
-			if got == want {
-				agreed++
-			}
-			return got
-		}
-		if !check("as rendered", runtime.DeepCopyJSON(u)) {
-			t.Errorf("%s: not found unchanged against itself", name)
-		}
-		defaulted := runtime.DeepCopyJSON(u)
-		md := defaulted["metadata"].(map[string]any)
-		md["uid"], md["resourceVersion"], md["creationTimestamp"] = "u-1", "42", "2026-12-02T00:00:00Z"
-		md["generation"] = int64(3)
-		if kind == "Deployment" {
-			defaulted["status"] = map[string]any{"observedGeneration": int64(3), "replicas": int64(1)}
-		}
-		if !check("with the server's fields", defaulted) {
-			t.Errorf("%s: not found unchanged against itself with the server's fields", name)
-		}
-		eachMutation(u, func(what string, have map[string]any) { check(what, have) })
+	})
+	n, a := cases.Load(), agreed.Load()
+	t.Logf("%d objects, %d comparisons, %d agreed with Subset of the maps", len(objs), n, a)
+	if n < 1000 || a < n*9/10 {
+		t.Errorf("%d comparisons, %d agreed: the typed comparison declines too often to be of use", n, a)
 	}
-	t.Logf("%d objects, %d comparisons, %d agreed with Subset of the maps", len(objs), cases, agreed)
-	if cases < 1000 || agreed < cases*9/10 {
-		t.Errorf("%d comparisons, %d agreed: the typed comparison declines too often to be of use", cases, agreed)
+}
+
+// checkBothTyped checks one object of TestSubsetBothTypedIsSubsetOfTheMaps and returns how
+// many comparisons it made and how many of them agreed with Subset of the maps.
+func checkBothTyped(t *testing.T, obj render.Object) (cases, agreed int64) {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
 	}
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	name := kind + "/" + obj.GetName()
+	check := func(what string, have map[string]any) bool {
+		t.Helper()
+		typed, ok := typedAs(obj, have)
+		if !ok {
+			return false
+		}
+		cases++
+		want := plan.Subset(u, roundTrip(t, typed))
+		got := plan.SubsetBothTyped(obj, typed)
+		if got && !want {
+			t.Errorf("%s, %s: SubsetBothTyped found unchanged what Subset of the maps finds changed", name, what)
+		}
+		if got == want {
+			agreed++
+		}
+		return got
+	}
+	if !check("as rendered", runtime.DeepCopyJSON(u)) {
+		t.Errorf("%s: not found unchanged against itself", name)
+	}
+	defaulted := runtime.DeepCopyJSON(u)
+	md := defaulted["metadata"].(map[string]any)
+	md["uid"], md["resourceVersion"], md["creationTimestamp"] = "u-1", "42", "2026-12-02T00:00:00Z"
+	md["generation"] = int64(3)
+	if kind == "Deployment" {
+		defaulted["status"] = map[string]any{"observedGeneration": int64(3), "replicas": int64(1)}
+	}
+	if !check("with the server's fields", defaulted) {
+		t.Errorf("%s: not found unchanged against itself with the server's fields", name)
+	}
+	eachMutation(u, func(what string, have map[string]any) { check(what, have) })
+	return cases, agreed
 }
 
 // TestSubsetBothTypedDeclines covers what it must not prove: objects of two types, nil ones,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,45 +87,60 @@ func TestSubsetTypedIsSubsetOfTheConversion(t *testing.T) {
 	if len(objs) < 40 {
 		t.Fatalf("only %d rendered objects", len(objs))
 	}
+	// One parallel subtest an object; the kinds and counts add up once all have run.
 	kinds := map[string]bool{}
-	cases := 0
-	for _, obj := range objs {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			t.Fatal(err)
+	var cases atomic.Int64
+	t.Run("objects", func(t *testing.T) {
+		for _, obj := range objs {
+			kind := obj.GetObjectKind().GroupVersionKind().Kind
+			kinds[kind] = true
+			t.Run(kind+"/"+obj.GetName(), func(t *testing.T) {
+				t.Parallel()
+				cases.Add(checkTyped(t, obj))
+			})
 		}
-		kind := obj.GetObjectKind().GroupVersionKind().Kind
-		kinds[kind] = true
-		name := kind + "/" + obj.GetName()
-		check := func(what string, have map[string]any) {
-			t.Helper()
-			cases++
-			want := plan.Subset(u, have)
-			if got := plan.SubsetTyped(obj, have); got != want {
-				t.Errorf("%s, %s: SubsetTyped %v, Subset of the conversion %v", name, what, got, want)
-			}
-		}
-		check("as rendered", runtime.DeepCopyJSON(u))
-		defaulted := runtime.DeepCopyJSON(u)
-		if st, ok := defaulted["status"].(map[string]any); ok {
-			st["observedGeneration"] = int64(3)
-		} else {
-			defaulted["status"] = map[string]any{"observedGeneration": int64(3)}
-		}
-		md := defaulted["metadata"].(map[string]any)
-		md["uid"], md["resourceVersion"], md["creationTimestamp"] = "u-1", "42", "2026-12-02T00:00:00Z"
-		check("with the server's fields", defaulted)
-		if !plan.SubsetTyped(obj, defaulted) {
-			t.Errorf("%s: not found unchanged against itself with the server's fields", name)
-		}
-		eachMutation(u, check)
-	}
+	})
 	for _, k := range []string{"Namespace", "NetworkPolicy", "ServiceAccount", "PersistentVolumeClaim", "Service", "Deployment", "ConfigMap", "Secret", "PodDisruptionBudget"} {
 		if !kinds[k] {
 			t.Errorf("no %s among the fixtures' objects", k)
 		}
 	}
-	t.Logf("%d objects, %d comparisons", len(objs), cases)
+	t.Logf("%d objects, %d comparisons", len(objs), cases.Load())
+}
+
+// checkTyped checks one object of TestSubsetTypedIsSubsetOfTheConversion and returns how many
+// comparisons it made.
+func checkTyped(t *testing.T, obj render.Object) (cases int64) {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	name := kind + "/" + obj.GetName()
+	check := func(what string, have map[string]any) {
+		t.Helper()
+		cases++
+		want := plan.Subset(u, have)
+		if got := plan.SubsetTyped(obj, have); got != want {
+			t.Errorf("%s, %s: SubsetTyped %v, Subset of the conversion %v", name, what, got, want)
+		}
+	}
+	check("as rendered", runtime.DeepCopyJSON(u))
+	defaulted := runtime.DeepCopyJSON(u)
+	if st, ok := defaulted["status"].(map[string]any); ok {
+		st["observedGeneration"] = int64(3)
+	} else {
+		defaulted["status"] = map[string]any{"observedGeneration": int64(3)}
+	}
+	md := defaulted["metadata"].(map[string]any)
+	md["uid"], md["resourceVersion"], md["creationTimestamp"] = "u-1", "42", "2026-12-02T00:00:00Z"
+	check("with the server's fields", defaulted)
+	if !plan.SubsetTyped(obj, defaulted) {
+		t.Errorf("%s: not found unchanged against itself with the server's fields", name)
+	}
+	eachMutation(u, check)
+	return cases
 }
 
 // TestSubsetTypedOfTypesThatConvertThemselves covers the fields with a conversion of their

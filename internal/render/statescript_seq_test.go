@@ -108,6 +108,7 @@ func TestStateScriptSequences(t *testing.T) {
 			version: "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			mustRun(t, root, "start", "1")
 			makeTree(t, root)

@@ -213,6 +213,7 @@ func TestStateScriptCopyFailRestore(t *testing.T) {
 			path: stub(t, "cp", "echo 'cp: invalid option -- a' >&2; exit 1\n")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			if tc.from != "" {
 				// The first release, on an empty claim: nothing to copy.
@@ -274,85 +275,119 @@ func TestStateScriptCopyFailRestore(t *testing.T) {
 	}
 }
 
-// killer puts stand-ins for cp, mv and rm on PATH that count their calls in a shared file and
-// kill the script's shell (SIGKILL, as a node's pod is killed) at call number at: after the
-// call, or for a cp of several entries, after copying only the first of them.
-func killer(t *testing.T) (dir string, env func(at int) []string, calls func() int) {
+// killer puts stand-ins for cp, mv and rm on PATH that count their calls in the file
+// $KILL_COUNTER and kill the script's shell (SIGKILL, as a node's pod is killed) at call number
+// $KILL_AT: after the call, or for a cp of several entries, after copying only the first of
+// them. Each run counts in a file of its own, so that runs in parallel subtests share the
+// stand-ins and nothing else; the count is read with the shell's read, not a cat, since the
+// stand-ins run hundreds of times.
+func killer(t *testing.T) (dir string) {
 	t.Helper()
 	dir = t.TempDir()
-	counter := filepath.Join(dir, "calls")
 	for _, name := range []string{"cp", "mv", "rm"} {
 		real, err := exec.LookPath(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := fmt.Sprintf(`n=$(( $(cat %[1]q) + 1 )); echo $n >%[1]q
+		body := fmt.Sprintf(`read -r n <"$KILL_COUNTER"; n=$((n + 1)); echo $n >"$KILL_COUNTER"
 if [ "$n" = "$KILL_AT" ]; then
-	if [ %[2]q = cp ] && [ $# -ge 4 ]; then
+	if [ %[1]q = cp ] && [ $# -ge 4 ]; then
 		for last; do :; done
-		%[3]q -a "$3" "$last"
+		%[2]q -a "$3" "$last"
 	else
-		%[3]q "$@"
+		%[2]q "$@"
 	fi
 	kill -KILL $PPID
 	exit 1
 fi
-exec %[3]q "$@"
-`, counter, name, real)
+exec %[2]q "$@"
+`, name, real)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	env = func(at int) []string {
-		if err := os.WriteFile(counter, []byte("0"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return []string{fmt.Sprintf("KILL_AT=%d", at)}
+	return dir
+}
+
+// killRun runs the state step with the stand-ins of killer in dir, to be killed at call at
+// (0: never), and returns how many calls the step made.
+func killRun(t *testing.T, dir, root, version string, at int) (out string, calls int, err error) {
+	t.Helper()
+	counter := filepath.Join(t.TempDir(), "calls")
+	if err := os.WriteFile(counter, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	calls = func() int {
-		b, _ := os.ReadFile(counter)
-		var n int
-		fmt.Sscan(string(b), &n)
-		return n
+	out, err = runScript(t, root, "start", version, dir, fmt.Sprintf("KILL_AT=%d", at), "KILL_COUNTER="+counter)
+	b, rerr := os.ReadFile(counter)
+	if rerr != nil {
+		t.Fatal(rerr)
 	}
-	return dir, env, calls
+	if _, serr := fmt.Sscan(string(b), &calls); serr != nil {
+		t.Fatalf("the stand-ins' count %q: %v", b, serr)
+	}
+	return out, calls, err
+}
+
+// cloneTree copies the tree src, slipway's directory included, to a new directory with cp -a
+// (modes, owners, times, hard links and extended attributes kept) and checks that the copy's
+// manifest is the original's: a subtest starts from the clone instead of building the tree
+// by running the state step again.
+func cloneTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	if out, err := exec.Command("cp", "-a", "--preserve=all", src+"/.", dst).CombinedOutput(); err != nil {
+		t.Fatalf("clone %s: %v\n%s", src, err, out)
+	}
+	if diff := cmp.Diff(manifest(t, src), manifest(t, dst)); diff != "" {
+		t.Fatalf("the clone differs from the tree (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(manifest(t, filepath.Join(src, StateMetaDir)), manifest(t, filepath.Join(dst, StateMetaDir))); diff != "" {
+		t.Fatalf("the clone of slipway's directory differs (-want +got):\n%s", diff)
+	}
+	return dst
 }
 
 // TestStateScriptKilledConverges kills the copy, then the restore, after each of their cp, mv
 // and rm calls in turn; the step run again (as the restarted pod runs it) converges, and the
-// rollback gives back the original tree.
+// rollback gives back the original tree. The subtests run in parallel and start from clones
+// of two trees made once: the data at version 1, and the data migrated at 2 with its copy.
 func TestStateScriptKilledConverges(t *testing.T) {
-	dir, env, calls := killer(t)
-	fresh := func(t *testing.T) (string, []string) {
-		root := t.TempDir()
-		mustRun(t, root, "start", "1")
-		makeTree(t, root)
-		return root, manifest(t, root)
-	}
-	// How many calls each step makes when nothing kills it.
-	root, _ := fresh(t)
-	if out, err := runScript(t, root, "start", "2", dir, env(0)...); err != nil {
+	dir := killer(t)
+	// The data at version 1.
+	v1 := t.TempDir()
+	mustRun(t, v1, "start", "1")
+	makeTree(t, v1)
+	before := manifest(t, v1)
+	// The release at 2 copied it and migrated; how many calls each step makes when nothing
+	// kills it.
+	v2 := cloneTree(t, v1)
+	out, copyCalls, err := killRun(t, dir, v2, "2", 0)
+	if err != nil {
 		t.Fatalf("copy: %v\n%s", err, out)
 	}
-	copyCalls := calls()
-	migrate(t, root)
-	if out, err := runScript(t, root, "start", "1", dir, env(0)...); err != nil {
+	migrate(t, v2)
+	probe := cloneTree(t, v2)
+	out, restoreCalls, err := killRun(t, dir, probe, "1", 0)
+	if err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
-	restoreCalls := calls()
 	if copyCalls < 3 || restoreCalls < 10 {
 		t.Fatalf("the copy made %d calls and the restore %d: the stand-ins are not used", copyCalls, restoreCalls)
 	}
+	if diff := cmp.Diff(before, manifest(t, probe)); diff != "" {
+		t.Fatalf("the restore not killed (-want +got):\n%s", diff)
+	}
 	killed := func(t *testing.T, root, version string, at int) {
 		t.Helper()
-		out, err := runScript(t, root, "start", version, dir, env(at)...)
+		out, _, err := killRun(t, dir, root, version, at)
 		if err == nil {
 			t.Fatalf("the step at version %s was not killed at call %d:\n%s", version, at, out)
 		}
 	}
 	for at := 1; at <= copyCalls; at++ {
 		t.Run(fmt.Sprintf("copy killed at call %d, run again", at), func(t *testing.T) {
-			root, before := fresh(t)
+			t.Parallel()
+			root := cloneTree(t, v1)
 			killed(t, root, "2", at)
 			mustRun(t, root, "start", "2")
 			if v, _ := metaFile(t, root, "version"); v != "2" {
@@ -365,8 +400,9 @@ func TestStateScriptKilledConverges(t *testing.T) {
 			}
 		})
 		t.Run(fmt.Sprintf("copy killed at call %d, rolled back", at), func(t *testing.T) {
+			t.Parallel()
 			// The new release's container never started: its data is as it was.
-			root, before := fresh(t)
+			root := cloneTree(t, v1)
 			killed(t, root, "2", at)
 			mustRun(t, root, "start", "1")
 			if diff := cmp.Diff(before, manifest(t, root)); diff != "" {
@@ -379,9 +415,8 @@ func TestStateScriptKilledConverges(t *testing.T) {
 	}
 	for at := 1; at <= restoreCalls; at++ {
 		t.Run(fmt.Sprintf("restore killed at call %d", at), func(t *testing.T) {
-			root, before := fresh(t)
-			mustRun(t, root, "start", "2")
-			migrate(t, root)
+			t.Parallel()
+			root := cloneTree(t, v2)
 			killed(t, root, "1", at)
 			mustRun(t, root, "start", "1")
 			if diff := cmp.Diff(before, manifest(t, root)); diff != "" {

@@ -96,18 +96,6 @@ func (g *Group) Ident() Identity {
 	return Identity{Group: g.Name}
 }
 
-// IsKeyOf reports whether key is the key of a deployment of group: the group's own, one of
-// its targets', one with a deployment id, or a hashed key with the group's prefix (which
-// may be another group's of the same first 16 characters: callers use it to list, not to
-// decide ownership).
-func IsKeyOf(key, group string) bool {
-	if key == group || strings.HasPrefix(key, group+".") {
-		return true
-	}
-	parts := strings.Split(key, ".")
-	return len(parts) == 4 && parts[3] == hashedSuffix && strings.HasPrefix(group, parts[0])
-}
-
 // ParseKey splits a key into its deployment; ok is false for a hashed key (its parts are in
 // the state document) and for a string that is no key.
 func ParseKey(key string) (id Identity, ok bool) {

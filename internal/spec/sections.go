@@ -88,6 +88,47 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 	if !ok {
 		return img
 	}
+	d.imageSource(n, m, path, required, &img)
+	if v := m["add"]; v != nil {
+		p := path + ".add"
+		if items, ok := d.seq(v, p); ok {
+			for i, it := range items {
+				ip := index(p, i)
+				am, ok := d.mapping(it, ip, addFields)
+				if !ok {
+					continue
+				}
+				img.Add = append(img.Add, d.addFile(it, am, ip))
+			}
+		}
+		if m["base"] == nil {
+			d.errAt(deref(v), p, "needs base: add puts files on top of a base image")
+		}
+	}
+	if v := m["command"]; v != nil {
+		p := path + ".command"
+		if cmd, ok := d.strList(v, p); ok {
+			if len(cmd) == 0 {
+				d.errAt(deref(v), p, "must not be empty (leave it out for the image's own)")
+			}
+			img.Command = cmd
+		}
+	}
+	if v := m["user"]; v != nil {
+		if u, ok := d.text(v, path+".user"); ok {
+			img.User = u // kept when refused: the service check then says nothing more
+			if !validUser(u) {
+				d.errAt(deref(v), path+".user", "%q is not a user: give `uid`, `uid:gid`, `name` or `name:group`", u)
+			}
+		}
+	}
+	return img
+}
+
+// imageSource reads the image's source, exactly one of rootfs, archive or base (none when it
+// is not required), into img: each path checked to be there and of its kind, a base to parse
+// as an image reference.
+func (d *decoder) imageSource(n *yaml.Node, m map[string]*yaml.Node, path string, required bool, img *Image) {
 	var sources []string
 	for _, k := range []string{"rootfs", "archive", "base"} {
 		if m[k] != nil {
@@ -135,40 +176,6 @@ func (d *decoder) image(n *yaml.Node, path string, required bool) Image {
 			img.Base = s
 		}
 	}
-	if v := m["add"]; v != nil {
-		p := path + ".add"
-		if items, ok := d.seq(v, p); ok {
-			for i, it := range items {
-				ip := index(p, i)
-				am, ok := d.mapping(it, ip, addFields)
-				if !ok {
-					continue
-				}
-				img.Add = append(img.Add, d.addFile(it, am, ip))
-			}
-		}
-		if m["base"] == nil {
-			d.errAt(deref(v), p, "needs base: add puts files on top of a base image")
-		}
-	}
-	if v := m["command"]; v != nil {
-		p := path + ".command"
-		if cmd, ok := d.strList(v, p); ok {
-			if len(cmd) == 0 {
-				d.errAt(deref(v), p, "must not be empty (leave it out for the image's own)")
-			}
-			img.Command = cmd
-		}
-	}
-	if v := m["user"]; v != nil {
-		if u, ok := d.text(v, path+".user"); ok {
-			img.User = u // kept when refused: the service check then says nothing more
-			if !validUser(u) {
-				d.errAt(deref(v), path+".user", "%q is not a user: give `uid`, `uid:gid`, `name` or `name:group`", u)
-			}
-		}
-	}
-	return img
 }
 
 func (d *decoder) probe(n *yaml.Node, path string) *Probe {

@@ -1,10 +1,7 @@
-package state
+package state_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,40 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	"slipway.dev/slipway/internal/event"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/state/statetest"
 )
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// bigDocument is a realistic state of n nodes, each with two roles, digests random.
-func bigDocument(group string, n int) *Document {
-	d := &Document{Group: group, Namespace: group, Nodes: map[string]*NodeState{}}
-	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
-	for i := range n {
-		name := fmt.Sprintf("node-%d", i)
-		ref := "registry.example.org:5000/" + group + "/" + name
-		img := ImageRecord{Ref: ref, Tag: randHex(6), Digest: "sha256:" + randHex(32)}
-		ns := &NodeState{
-			MachineID:     uuid.NewString(),
-			Image:         img,
-			PreviousReady: ref + "@sha256:" + randHex(32),
-			LastRollout:   &event.Rollout{Result: event.RolloutReady, Time: now, Digest: img.Digest},
-			Roles:         map[string]*RoleState{},
-		}
-		for _, r := range []string{"worker", "sso"} {
-			ns.Roles[r] = &RoleState{MachineID: uuid.NewString(), Replicas: 2,
-				Image: ImageRecord{Ref: ref + "-" + r, Tag: randHex(6), Digest: "sha256:" + randHex(32)}}
-		}
-		d.Nodes[name] = ns
-	}
-	return d
-}
-
-func diffDocs(want, got *Document) string { return cmp.Diff(want, got) }
 
 func TestDecode(t *testing.T) {
 	tests := []struct {
@@ -59,7 +25,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := Decode("here", []byte(tt.in))
+			d, err := state.Decode("here", []byte(tt.in))
 			if tt.wantErr == "" {
 				if err != nil || d.Serial != 3 {
 					t.Fatalf("Decode = %v, %v", d, err)
@@ -69,7 +35,7 @@ func TestDecode(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Decode error = %v; want one containing %q", err, tt.wantErr)
 			}
-			var ve *VersionError
+			var ve *state.VersionError
 			if errors.As(err, &ve) != tt.newer {
 				t.Fatalf("VersionError = %v; want %v", errors.As(err, &ve), tt.newer)
 			}
@@ -78,7 +44,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestLockErrorMessage(t *testing.T) {
-	e := &LockError{Group: "hello", Holder: Info{ID: "abc", Who: "alice@host", Operation: "apply", PID: 1234,
+	e := &state.LockError{Group: "hello", Holder: state.Info{ID: "abc", Who: "alice@host", Operation: "apply", PID: 1234,
 		Created: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}}
 	want := "state hello is locked by alice@host (apply, pid 1234) since 2026-07-01T12:00:00Z, lock ID abc"
 	if got := e.Error(); got != want {
@@ -89,7 +55,7 @@ func TestLockErrorMessage(t *testing.T) {
 // TestLockHolderQuoted: a lock's fields are whoever wrote the lock's (a state server, another
 // party): escape codes in them are quoted (issue 35, item 8).
 func TestLockHolderQuoted(t *testing.T) {
-	e := &LockError{Group: "hello", Holder: Info{ID: "a\nb", Who: "x\x1b[2K\rNo changes.", Operation: "apply\x1b[1A"}}
+	e := &state.LockError{Group: "hello", Holder: state.Info{ID: "a\nb", Who: "x\x1b[2K\rNo changes.", Operation: "apply\x1b[1A"}}
 	want := `state hello is locked by x\x1b[2K\rNo changes. (apply\x1b[1A), lock ID a\nb`
 	if got := e.Error(); got != want {
 		t.Fatalf("LockError = %q; want %q", got, want)
@@ -99,25 +65,25 @@ func TestLockHolderQuoted(t *testing.T) {
 // TestSecretSize1000Nodes: a 1,000-node state, gzip-compressed, stays well under the 1 MiB a
 // Secret can hold.
 func TestSecretSize1000Nodes(t *testing.T) {
-	d := bigDocument("big", 1000)
-	d.Version, d.Lineage, d.Serial = CurrentVersion, uuid.NewString(), 1
-	raw, err := Encode(d)
+	d := statetest.BigDocument("big", 1000)
+	d.Version, d.Lineage, d.Serial = state.CurrentVersion, uuid.NewString(), 1
+	raw, err := state.Encode(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gz, err := EncodeGzip(d)
+	gz, err := state.EncodeGzip(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("1,000 nodes × 2 roles: %d bytes JSON, %d bytes gzip (limit %d)", len(raw), len(gz), MaxSecretState)
-	if len(gz) > MaxSecretState/2 {
-		t.Fatalf("compressed state %d bytes; want well under %d", len(gz), MaxSecretState)
+	t.Logf("1,000 nodes × 2 roles: %d bytes JSON, %d bytes gzip (limit %d)", len(raw), len(gz), state.MaxSecretState)
+	if len(gz) > state.MaxSecretState/2 {
+		t.Fatalf("compressed state %d bytes; want well under %d", len(gz), state.MaxSecretState)
 	}
-	back, err := gunzip(gz)
+	back, err := state.Gunzip(gz)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode("gz", back)
+	got, err := state.Decode("gz", back)
 	if err != nil {
 		t.Fatal(err)
 	}

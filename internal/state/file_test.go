@@ -1,4 +1,4 @@
-package state
+package state_test
 
 import (
 	"context"
@@ -6,12 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/state/statetest"
 )
 
-func fileOpener(t *testing.T) newBackendFunc {
+func fileOpener(t *testing.T) statetest.Opener {
 	dir := t.TempDir()
-	return func(t testing.TB, group string) Backend {
-		b, err := Open(context.Background(), "file://"+filepath.Join(dir, group+".json"), group, nil)
+	return func(t testing.TB, group string) state.Backend {
+		b, err := state.Open(context.Background(), "file://"+filepath.Join(dir, group+".json"), group, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -19,16 +22,18 @@ func fileOpener(t *testing.T) newBackendFunc {
 	}
 }
 
-func TestFileBackend(t *testing.T) { testBackend(t, fileOpener(t), caps{cas: true, knowsUnlock: true}) }
+func TestFileBackend(t *testing.T) {
+	statetest.Conformance(t, fileOpener(t), statetest.Caps{CAS: true, KnowsUnlock: true})
+}
 
 func TestFileRelativeURL(t *testing.T) {
 	t.Chdir(t.TempDir())
 	ctx := context.Background()
-	b, err := Open(ctx, "file://.slipway/state/x.json", "x", nil)
+	b, err := state.Open(ctx, "file://.slipway/state/x.json", "x", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Write(ctx, &Document{}); err != nil {
+	if err := b.Write(ctx, &state.Document{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(".slipway/state/x.json"); err != nil {
@@ -41,22 +46,22 @@ func TestFileRelativeURL(t *testing.T) {
 		t.Fatalf("Location = %q", b.Location())
 	}
 	for _, g := range []string{"y", "z"} {
-		bg, err := Open(ctx, "file://", g, nil) // empty path: the default
+		bg, err := state.Open(ctx, "file://", g, nil) // empty path: the default
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := bg.Write(ctx, &Document{}); err != nil {
+		if err := bg.Write(ctx, &state.Document{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := bg.Lock(ctx, NewInfo("apply")); err != nil { // a lock file is no group
+		if _, err := bg.Lock(ctx, state.NewInfo("apply")); err != nil { // a lock file is no group
 			t.Fatal(err)
 		}
 	}
-	l, err := Open(ctx, "file://.slipway/state", "", nil)
+	l, err := state.Open(ctx, "file://.slipway/state", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups, err := l.(Lister).List(ctx)
+	groups, err := l.(state.Lister).List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +72,11 @@ func TestFileRelativeURL(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	for _, u := range []string{"nothing", "s3://bucket", "kubernetes://", "kubernetes://ns"} {
-		if _, err := Open(context.Background(), u, "g", nil); err == nil {
+		if _, err := state.Open(context.Background(), u, "g", nil); err == nil {
 			t.Errorf("Open(%q) succeeded", u)
 		}
 	}
-	_, err := Open(context.Background(), "ftp://user:hunter2@host/x", "g", nil)
+	_, err := state.Open(context.Background(), "ftp://user:hunter2@host/x", "g", nil)
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("Open error %v; want one without the password", err)
 	}
@@ -81,11 +86,11 @@ func TestOpenErrors(t *testing.T) {
 // (issue 5: under 100 ms).
 func BenchmarkFile1000Nodes(b *testing.B) {
 	ctx := context.Background()
-	be, err := Open(ctx, "file://"+filepath.Join(b.TempDir(), "big.json"), "big", nil)
+	be, err := state.Open(ctx, "file://"+filepath.Join(b.TempDir(), "big.json"), "big", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := bigDocument("big", 1000)
+	d := statetest.BigDocument("big", 1000)
 	read := func(b *testing.B) {
 		got, err := be.Read(ctx)
 		if err != nil || len(got.Nodes) != 1000 {
@@ -116,9 +121,9 @@ func BenchmarkFile1000Nodes(b *testing.B) {
 }
 
 func BenchmarkEncodeGzip1000Nodes(b *testing.B) {
-	d := bigDocument("big", 1000)
+	d := statetest.BigDocument("big", 1000)
 	for b.Loop() {
-		if _, err := EncodeGzip(d); err != nil {
+		if _, err := state.EncodeGzip(d); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package state
+package state_test
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/state/statetest"
 )
 
 // TestForeignGroupDocument: a state location that holds another group's document is refused
@@ -14,15 +17,15 @@ import (
 func TestForeignGroupDocument(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	alpha, err := Open(ctx, "file://"+filepath.Join(dir, "alpha.json"), "alpha", nil)
+	alpha, err := state.Open(ctx, "file://"+filepath.Join(dir, "alpha.json"), "alpha", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := alpha.Write(ctx, bigDocument("alpha", 1)); err != nil {
+	if err := alpha.Write(ctx, statetest.BigDocument("alpha", 1)); err != nil {
 		t.Fatal(err)
 	}
 	// beta pointed at alpha's file, as `--state file://alpha.json` run in beta's directory does.
-	beta, err := Open(ctx, "file://"+filepath.Join(dir, "alpha.json"), "beta", nil)
+	beta, err := state.Open(ctx, "file://"+filepath.Join(dir, "alpha.json"), "beta", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +34,7 @@ func TestForeignGroupDocument(t *testing.T) {
 		run  func() error
 	}{
 		{"read", func() error { _, err := beta.Read(ctx); return err }},
-		{"write new", func() error { return beta.Write(ctx, &Document{}) }},
+		{"write new", func() error { return beta.Write(ctx, &state.Document{}) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.run()
@@ -43,7 +46,7 @@ func TestForeignGroupDocument(t *testing.T) {
 			}
 		})
 	}
-	var ge *GroupError
+	var ge *state.GroupError
 	if _, err := beta.Read(ctx); !errors.As(err, &ge) || ge.Got != "alpha" || ge.Want != "beta" {
 		t.Errorf("Read = %v; want a GroupError got alpha want beta", err)
 	}
@@ -52,7 +55,7 @@ func TestForeignGroupDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err := Decode("alpha.json", b); err != nil || d.Group != "alpha" || d.Serial != 1 {
+	if d, err := state.Decode("alpha.json", b); err != nil || d.Group != "alpha" || d.Serial != 1 {
 		t.Errorf("alpha's document after beta's attempts: %+v, %v", d, err)
 	}
 }

@@ -1,4 +1,4 @@
-package state
+package state_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"slipway.dev/slipway/internal/state"
 )
 
 // TestHTTPRedactsQuery: an access token or a pre-signed URL's signature in the state URL's query
@@ -21,16 +23,16 @@ func TestHTTPRedactsQuery(t *testing.T) {
 	defer srv.Close()
 	var mu sync.Mutex
 	var notices []string
-	notify := WithNotify(func(n Notice) { mu.Lock(); notices = append(notices, n.Message); mu.Unlock() })
-	open := func(t *testing.T, env map[string]string, opts ...Option) Backend {
+	notify := state.WithNotify(func(n state.Notice) { mu.Lock(); notices = append(notices, n.Message); mu.Unlock() })
+	open := func(t *testing.T, env map[string]string, opts ...state.Option) state.Backend {
 		t.Helper()
 		e := map[string]string{"SLIPWAY_HTTP_USERNAME": "deploy", "SLIPWAY_HTTP_PASSWORD": "s3cret-pw",
 			"SLIPWAY_HTTP_RETRY_MAX": "0"}
 		for k, v := range env {
 			e[k] = v
 		}
-		opts = append([]Option{WithGetenv(func(k string) string { return e[k] }), notify}, opts...)
-		b, err := Open(ctx, srv.URL+"/state/g?access_token="+token, "g", nil, opts...)
+		opts = append([]state.Option{state.WithGetenv(func(k string) string { return e[k] }), notify}, opts...)
+		b, err := state.Open(ctx, srv.URL+"/state/g?access_token="+token, "g", nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,12 +49,12 @@ func TestHTTPRedactsQuery(t *testing.T) {
 	if want := srv.URL + "/state/g?access_token=REDACTED"; holder.Location() != want {
 		t.Errorf("Location = %q, want %q", holder.Location(), want)
 	}
-	info := NewInfo("apply")
+	info := state.NewInfo("apply")
 	info.Path = holder.Location() // as the cli does
 	if _, err := holder.Lock(ctx, info); err != nil {
 		t.Fatal(err)
 	}
-	if err := holder.Write(ctx, &Document{}); err != nil {
+	if err := holder.Write(ctx, &state.Document{}); err != nil {
 		t.Fatalf("the holder's write with the token and the lock ID: %v", err)
 	}
 	li, err := open(t, nil).LockInfo(ctx)
@@ -70,12 +72,12 @@ func TestHTTPRedactsQuery(t *testing.T) {
 	}
 	shown(t, "a status error", err.Error())
 
-	_, err = Open(ctx, "http://state.example.org:port/g?access_token="+token, "g", nil)
+	_, err = state.Open(ctx, "http://state.example.org:port/g?access_token="+token, "g", nil)
 	if err == nil {
 		t.Fatal("Open of an unparsable URL: no error")
 	}
 	shown(t, "an unparsable URL's error", err.Error())
-	_, err = Open(ctx, srv.URL+"/g", "g", nil, WithGetenv(func(k string) string {
+	_, err = state.Open(ctx, srv.URL+"/g", "g", nil, state.WithGetenv(func(k string) string {
 		return map[string]string{"SLIPWAY_HTTP_LOCK_ADDRESS": "ftp://state.example.org/g?token=" + token}[k]
 	}))
 	if err == nil {
@@ -92,9 +94,9 @@ func TestHTTPRedactsQuery(t *testing.T) {
 
 	hang := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer hang.Close()
-	slow, err := Open(ctx, hang.URL+"/state/g?access_token="+token, "g", nil,
-		WithGetenv(func(k string) string { return map[string]string{"SLIPWAY_HTTP_RETRY_MAX": "0"}[k] }),
-		WithRequestTimeout(200*time.Millisecond), WithSlowAfter(time.Millisecond), notify)
+	slow, err := state.Open(ctx, hang.URL+"/state/g?access_token="+token, "g", nil,
+		state.WithGetenv(func(k string) string { return map[string]string{"SLIPWAY_HTTP_RETRY_MAX": "0"}[k] }),
+		state.WithRequestTimeout(200*time.Millisecond), state.WithSlowAfter(time.Millisecond), notify)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package state
+package state_test
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/state/statetest"
 )
 
 // protoServer is a Terraform/OpenTofu HTTP backend written from the documented protocol, for
@@ -69,7 +72,7 @@ func (s *protoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case lockOp:
-		var info Info
+		var info state.Info
 		if err := json.Unmarshal(body, &info); err != nil || info.ID == "" {
 			http.Error(w, "bad lock info", http.StatusBadRequest)
 			return
@@ -85,7 +88,7 @@ func (s *protoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !held {
 			return // unlocking an unlocked state is fine, as servers of the protocol do
 		}
-		var want, got Info
+		var want, got state.Info
 		_ = json.Unmarshal(cur, &want)
 		if len(body) > 0 {
 			if err := json.Unmarshal(body, &got); err != nil {
@@ -114,7 +117,7 @@ func (s *protoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(st)
 	case r.Method == http.MethodPost:
 		if cur, held := s.locks[name]; held {
-			var want Info
+			var want state.Info
 			_ = json.Unmarshal(cur, &want)
 			if r.URL.Query().Get("ID") != want.ID {
 				w.WriteHeader(lockedStatus)
@@ -134,8 +137,8 @@ func (s *protoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func httpOpener(srv *httptest.Server, gitlab bool, env map[string]string) newBackendFunc {
-	return func(t testing.TB, group string) Backend {
+func httpOpener(srv *httptest.Server, gitlab bool, env map[string]string) statetest.Opener {
+	return func(t testing.TB, group string) state.Backend {
 		e := map[string]string{
 			"SLIPWAY_HTTP_USERNAME":       "deploy",
 			"SLIPWAY_HTTP_PASSWORD":       "s3cret-pw",
@@ -150,8 +153,8 @@ func httpOpener(srv *httptest.Server, gitlab bool, env map[string]string) newBac
 		for k, v := range env {
 			e[k] = v
 		}
-		b, err := Open(context.Background(), srv.URL+"/state/"+group, group, nil,
-			WithGetenv(func(k string) string { return e[k] }))
+		b, err := state.Open(context.Background(), srv.URL+"/state/"+group, group, nil,
+			state.WithGetenv(func(k string) string { return e[k] }))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +171,7 @@ func TestHTTPBackend(t *testing.T) {
 			ps := newProtoServer(style.gitlab)
 			srv := httptest.NewServer(ps)
 			defer srv.Close()
-			testBackend(t, httpOpener(srv, style.gitlab, nil), caps{})
+			statetest.Conformance(t, httpOpener(srv, style.gitlab, nil), statetest.Caps{})
 			ps.mu.Lock()
 			defer ps.mu.Unlock()
 			want := []string{"LOCK state", "UNLOCK state"}
@@ -192,18 +195,18 @@ func TestHTTPWriteNeedsLockID(t *testing.T) {
 	defer srv.Close()
 	open := httpOpener(srv, false, nil)
 	holder, other := open(t, "g"), open(t, "g")
-	id, err := holder.Lock(ctx, NewInfo("apply"))
+	id, err := holder.Lock(ctx, state.NewInfo("apply"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := holder.Write(ctx, &Document{}); err != nil {
+	if err := holder.Write(ctx, &state.Document{}); err != nil {
 		t.Fatalf("the holder's write: %v", err)
 	}
 	d, err := other.Read(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var le *LockError
+	var le *state.LockError
 	if err := other.Write(ctx, d); !errors.As(err, &le) || le.Holder.ID != id {
 		t.Fatalf("a write without the lock = %v; want a LockError naming %s", err, id)
 	}
@@ -222,18 +225,18 @@ func TestHTTPAuthAndRetry(t *testing.T) {
 	}
 
 	// Credentials in the URL work and never show.
-	b, err := Open(ctx, strings.Replace(srv.URL, "http://", "http://deploy:s3cret-pw@", 1)+"/state/u", "u", nil,
-		WithGetenv(func(string) string { return "" }))
+	b, err := state.Open(ctx, strings.Replace(srv.URL, "http://", "http://deploy:s3cret-pw@", 1)+"/state/u", "u", nil,
+		state.WithGetenv(func(string) string { return "" }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Write(ctx, &Document{}); err != nil {
+	if err := b.Write(ctx, &state.Document{}); err != nil {
 		t.Fatalf("Write with URL credentials: %v", err)
 	}
 	if strings.Contains(b.Location(), "s3cret") {
 		t.Fatalf("Location %q shows the password", b.Location())
 	}
-	info := NewInfo("apply")
+	info := state.NewInfo("apply")
 	if _, err := b.Lock(ctx, info); err != nil {
 		t.Fatal(err)
 	}

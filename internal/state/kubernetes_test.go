@@ -1,4 +1,4 @@
-package state
+package state_test
 
 import (
 	"context"
@@ -12,11 +12,13 @@ import (
 
 	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/kube"
+	"slipway.dev/slipway/internal/state"
+	"slipway.dev/slipway/internal/state/statetest"
 )
 
 // fakeKube is an in-memory API server for the state calls: resourceVersion preconditions,
 // AlreadyExists and NotFound as the real one answers them. The same suite runs against the dev
-// cluster in kubernetes_cluster_test.go.
+// cluster in e2e/state.
 type fakeKube struct {
 	api     fakeAPI
 	secrets fakeObjects[kube.StateSecret]
@@ -148,110 +150,30 @@ func (f *fakeKube) ListStateSecrets(_ context.Context, ns string, match map[stri
 
 func (f *fakeKube) EnsureNamespace(context.Context, string, map[string]string) error { return nil }
 
-func kubeOpener(k KubeAccess, ns string, opts ...Option) newBackendFunc {
-	return func(t testing.TB, group string) Backend {
-		b, err := Open(context.Background(), "kubernetes://"+ns, group, k, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { stopRenewal(b) })
-		return b
-	}
-}
-
-// waitRenewed waits until the lock id, as b reads it, is still held after its first lease ran
-// out: its holder renewed it.
-func waitRenewed(t *testing.T, b Backend, id string, lease time.Duration) {
-	t.Helper()
-	ctx := context.Background()
-	first, err := b.LockInfo(ctx)
-	if err != nil || first == nil || first.ID != id || first.Expires.IsZero() {
-		t.Fatalf("LockInfo = %+v, %v; want lock %s with a lease", first, err, id)
-	}
-	devtest.WaitFor(t, 3*lease, "the lock held past its first lease", func() (bool, string) {
-		info, err := b.LockInfo(ctx)
-		held := err == nil && info != nil && info.ID == id && time.Now().After(first.Expires) && info.Expires.After(time.Now())
-		return held, fmt.Sprintf("%+v, %v (first lease until %s)", info, err, first.Expires)
-	})
-}
-
-// stopRenewal halts a backend's lease renewal without unlocking: what a killed process does.
-// A backend opened without a group holds no lock.
-func stopRenewal(b Backend) {
-	if kb, ok := b.(*kubeBackend); ok {
-		kb.Forget()
-	}
-}
-
 func TestKubernetesBackendFake(t *testing.T) {
-	testBackend(t, kubeOpener(newFakeKube(), "ns"), caps{cas: true, knowsUnlock: true})
+	statetest.Conformance(t, statetest.KubeOpener(newFakeKube(), "ns"), statetest.Caps{CAS: true, KnowsUnlock: true})
 }
 
 func TestKubernetesListFake(t *testing.T) {
 	ctx := context.Background()
 	k := newFakeKube()
-	open := kubeOpener(k, "ns")
+	open := statetest.KubeOpener(k, "ns")
 	for _, g := range []string{"b", "a"} {
-		if err := open(t, g).Write(ctx, &Document{}); err != nil {
+		if err := open(t, g).Write(ctx, &state.Document{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	groups, err := open(t, "").(Lister).List(ctx)
+	groups, err := open(t, "").(state.Lister).List(ctx)
 	if err != nil || strings.Join(groups, ",") != "a,b" {
 		t.Fatalf("List = %v, %v; want a, b", groups, err)
-	}
-}
-
-// testTakeover: a holder that stops renewing (killed) keeps the group locked for the lease
-// duration; then the next Lock takes it over and says so, naming the old holder, and the old
-// holder's backend, if it were still running, could no longer write.
-func testTakeover(t *testing.T, open func(t testing.TB, group string, notify func(Notice)) Backend, lease time.Duration) {
-	ctx := context.Background()
-	old := open(t, "takeover", nil)
-	oldInfo := NewInfo("apply")
-	oldInfo.PID = 4242
-	oldID, err := old.Lock(ctx, oldInfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := old.Write(ctx, &Document{}); err != nil {
-		t.Fatal(err)
-	}
-	// Renewal keeps it held past the lease duration while the holder runs.
-	waitRenewed(t, old, oldID, lease)
-	var le *LockError
-	if _, err := open(t, "takeover", nil).Lock(ctx, NewInfo("apply")); !errors.As(err, &le) || le.Holder.ID != oldID {
-		t.Fatalf("Lock while the holder renews = %v; want a LockError naming %s", err, oldID)
-	}
-	stopRenewal(old) // killed
-	var mu sync.Mutex
-	var notices []Notice
-	next := open(t, "takeover", func(n Notice) { mu.Lock(); notices = append(notices, n); mu.Unlock() })
-	var id string
-	devtest.WaitFor(t, 3*lease, "the lock taken over", func() (bool, string) {
-		id, err = next.Lock(ctx, NewInfo("apply"))
-		if err != nil && !errors.As(err, &le) {
-			t.Fatalf("Lock: %v", err)
-		}
-		return err == nil, fmt.Sprint(err)
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(notices) != 1 || notices[0].Kind != NoticeTakeover || notices[0].Previous == nil || notices[0].Previous.ID != oldID ||
-		!strings.Contains(notices[0].Message, "pid 4242") {
-		t.Fatalf("notices = %+v; want one takeover naming the old holder (pid 4242, %s)", notices, oldID)
-	}
-	t.Logf("notice: %s", notices[0].Message)
-	if err := next.Unlock(ctx, id); err != nil {
-		t.Fatal(err)
 	}
 }
 
 func TestKubernetesTakeoverFake(t *testing.T) {
 	k := newFakeKube()
 	lease := time.Second
-	testTakeover(t, func(t testing.TB, group string, notify func(Notice)) Backend {
-		return kubeOpener(k, "ns", WithLeaseDuration(lease), WithNotify(notify))(t, group)
+	statetest.Takeover(t, func(t testing.TB, group string, notify func(state.Notice)) state.Backend {
+		return statetest.KubeOpener(k, "ns", state.WithLeaseDuration(lease), state.WithNotify(notify))(t, group)
 	}, lease)
 }
 
@@ -261,13 +183,13 @@ func TestKubernetesLockLostFake(t *testing.T) {
 	ctx := context.Background()
 	k := newFakeKube()
 	var mu sync.Mutex
-	var notices []Notice
-	b := kubeOpener(k, "ns", WithLeaseDuration(time.Second), WithNotify(func(n Notice) {
+	var notices []state.Notice
+	b := statetest.KubeOpener(k, "ns", state.WithLeaseDuration(time.Second), state.WithNotify(func(n state.Notice) {
 		mu.Lock()
 		notices = append(notices, n)
 		mu.Unlock()
 	}))(t, "lost")
-	if _, err := b.Lock(ctx, NewInfo("apply")); err != nil {
+	if _, err := b.Lock(ctx, state.NewInfo("apply")); err != nil {
 		t.Fatal(err)
 	}
 	// Another run takes the lease by force (as if ours had expired while we were paused).
@@ -282,10 +204,10 @@ func TestKubernetesLockLostFake(t *testing.T) {
 		defer mu.Unlock()
 		return len(notices) > 0, "no notice"
 	})
-	if notices[0].Kind != NoticeLockLost {
+	if notices[0].Kind != state.NoticeLockLost {
 		t.Fatalf("notice = %+v; want lock-lost", notices[0])
 	}
-	if err := b.Write(ctx, &Document{}); !errors.Is(err, ErrLockLost) {
+	if err := b.Write(ctx, &state.Document{}); !errors.Is(err, state.ErrLockLost) {
 		t.Fatalf("Write after losing the lock = %v; want ErrLockLost", err)
 	}
 }

@@ -97,36 +97,48 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 		fmt.Fprintf(w, "Plan for group %s in namespace %s:\n", q(p.Group), q(p.Namespace))
 	}
 	for _, np := range p.Nodes {
-		var imgs []plan.Image
-		for _, im := range p.Images {
-			if im.Node == np.Node && np.Node != "" && im.Push {
-				imgs = append(imgs, im)
-			}
-		}
-		if len(np.Changes) == 0 && len(imgs) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
-			continue
-		}
-		title := "node " + q(np.Node)
-		if np.Node == "" {
-			title = "group"
-		}
-		if np.Removed {
-			title += " (left the group: everything of it is deleted)"
-		}
-		fmt.Fprintf(w, "\n  %s:\n", title)
-		for _, im := range imgs {
-			fmt.Fprintln(w, changeLine(pal, "^", "push", "image "+q(im.Tag)))
-		}
-		for _, ch := range np.Changes {
-			writeChange(w, pal, ch)
-		}
-		for _, rc := range np.Records {
-			fmt.Fprintln(w, changeLine(pal, marks[rc.Action], string(rc.Action), q(rc.String())))
-		}
-		writeMigration(w, pal, np)
-		writeSteps(w, pal, nodeSteps(p, np.Node))
+		writeNodePlan(w, pal, p, np)
 	}
 	writeLanes(w, pal, p)
+	writeCounts(w, pal, p, c)
+}
+
+// writeNodePlan writes what the plan does to node np (the group's own objects for ""): its
+// image pushes, changes, DNS records, state migration and steps; nothing when it has none.
+func writeNodePlan(w io.Writer, pal palette, p *plan.Plan, np plan.NodePlan) {
+	var imgs []plan.Image
+	for _, im := range p.Images {
+		if im.Node == np.Node && np.Node != "" && im.Push {
+			imgs = append(imgs, im)
+		}
+	}
+	if len(np.Changes) == 0 && len(imgs) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
+		return
+	}
+	title := "node " + q(np.Node)
+	if np.Node == "" {
+		title = "group"
+	}
+	if np.Removed {
+		title += " (left the group: everything of it is deleted)"
+	}
+	fmt.Fprintf(w, "\n  %s:\n", title)
+	for _, im := range imgs {
+		fmt.Fprintln(w, changeLine(pal, "^", "push", "image "+q(im.Tag)))
+	}
+	for _, ch := range np.Changes {
+		writeChange(w, pal, ch)
+	}
+	for _, rc := range np.Records {
+		fmt.Fprintln(w, changeLine(pal, marks[rc.Action], string(rc.Action), q(rc.String())))
+	}
+	writeMigration(w, pal, np)
+	writeSteps(w, pal, nodeSteps(p, np.Node))
+}
+
+// writeCounts writes the plan's last line: what it pushes, creates, updates, replaces and
+// deletes, then each other count that is not zero and each lane's clause.
+func writeCounts(w io.Writer, pal palette, p *plan.Plan, c plan.Counts) {
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	plain := func(s string) string { return s }
 	for _, x := range []struct {

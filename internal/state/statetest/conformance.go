@@ -1,4 +1,4 @@
-package state
+package statetest
 
 import (
 	"context"
@@ -8,49 +8,52 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+
+	"slipway.dev/slipway/internal/state"
 )
 
-// newBackendFunc opens a fresh backend instance (as another process would) on one shared
+// Opener opens a fresh backend instance (as another process would) on one shared
 // location for group.
-type newBackendFunc func(t testing.TB, group string) Backend
+type Opener func(t testing.TB, group string) state.Backend
 
-// caps are what a backend can do beyond the common contract.
-type caps struct {
-	cas         bool // Write is an atomic compare-and-swap (not HTTP: the protocol has none)
-	knowsUnlock bool // Unlock of a free lock says ErrNotLocked (HTTP servers answer 200)
+// Caps are what a backend can do beyond the common contract.
+type Caps struct {
+	CAS         bool // Write is an atomic compare-and-swap (not HTTP: the protocol has none)
+	KnowsUnlock bool // Unlock of a free lock says state.ErrNotLocked (HTTP servers answer 200)
 }
 
-// testBackend is the conformance suite every backend passes.
-func testBackend(t *testing.T, open newBackendFunc, c caps) {
+// Conformance is the suite every backend passes.
+func Conformance(t *testing.T, open Opener, c Caps) {
 	t.Run("read-write-delete", func(t *testing.T) { testReadWriteDelete(t, open) })
 	t.Run("20-concurrent-lockers", func(t *testing.T) { testConcurrentLockers(t, open, c) })
 	t.Run("never-torn", func(t *testing.T) { testNeverTorn(t, open) })
-	if c.cas {
+	if c.CAS {
 		t.Run("concurrent-writers-one-wins", func(t *testing.T) { testConcurrentWriters(t, open) })
 	}
 }
 
-func testReadWriteDelete(t *testing.T, open newBackendFunc) {
+func testReadWriteDelete(t *testing.T, open Opener) {
 	ctx := context.Background()
 	b := open(t, "rwd")
 	d, err := b.Read(ctx)
 	if err != nil || d != nil {
 		t.Fatalf("Read of an empty backend = %v, %v; want nil, nil", d, err)
 	}
-	doc := bigDocument("rwd", 3)
+	doc := BigDocument("rwd", 3)
 	doc.Group = ""
 	if err := b.Write(ctx, doc); err != nil {
 		t.Fatalf("first Write: %v", err)
 	}
-	if doc.Serial != 1 || doc.Lineage == "" || doc.Group != "rwd" || doc.Version != CurrentVersion {
+	if doc.Serial != 1 || doc.Lineage == "" || doc.Group != "rwd" || doc.Version != state.CurrentVersion {
 		t.Fatalf("after first Write: serial %d lineage %q group %q version %d", doc.Serial, doc.Lineage, doc.Group, doc.Version)
 	}
 	got, err := open(t, "rwd").Read(ctx)
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
-	if diff := diffDocs(doc, got); diff != "" {
+	if diff := cmp.Diff(doc, got); diff != "" {
 		t.Fatalf("read back (-want +got):\n%s", diff)
 	}
 
@@ -58,9 +61,9 @@ func testReadWriteDelete(t *testing.T, open newBackendFunc) {
 	if err := b.Write(ctx, got); err != nil { // serial 1 → 2
 		t.Fatalf("second Write: %v", err)
 	}
-	var ce *ConflictError
+	var ce *state.ConflictError
 	if err := b.Write(ctx, &stale); !errors.As(err, &ce) || ce.Lineage || ce.StoredSerial != 2 || ce.GivenSerial != 1 {
-		t.Fatalf("stale Write = %v; want a serial ConflictError (stored 2, given 1)", err)
+		t.Fatalf("stale Write = %v; want a serial state.ConflictError (stored 2, given 1)", err)
 	}
 	if stale.Serial != 1 {
 		t.Fatalf("a refused Write changed the document's serial to %d", stale.Serial)
@@ -68,13 +71,13 @@ func testReadWriteDelete(t *testing.T, open newBackendFunc) {
 	foreign := *got
 	foreign.Lineage = uuid.NewString()
 	if err := b.Write(ctx, &foreign); !errors.As(err, &ce) || !ce.Lineage {
-		t.Fatalf("foreign-lineage Write = %v; want a lineage ConflictError", err)
+		t.Fatalf("foreign-lineage Write = %v; want a lineage state.ConflictError", err)
 	}
-	fresh := bigDocument("rwd", 1) // a new document (serial 0, no lineage) over an existing state
+	fresh := BigDocument("rwd", 1) // a new document (serial 0, no lineage) over an existing state
 	if err := b.Write(ctx, fresh); !errors.As(err, &ce) {
-		t.Fatalf("Write of a new document over an existing state = %v; want a ConflictError", err)
+		t.Fatalf("Write of a new document over an existing state = %v; want a state.ConflictError", err)
 	}
-	other := bigDocument("other", 1)
+	other := BigDocument("other", 1)
 	if err := b.Write(ctx, other); err == nil {
 		t.Fatal("Write of another group's document succeeded")
 	}
@@ -90,10 +93,10 @@ func testReadWriteDelete(t *testing.T, open newBackendFunc) {
 	}
 }
 
-func testConcurrentLockers(t *testing.T, open newBackendFunc, c caps) {
+func testConcurrentLockers(t *testing.T, open Opener, c Caps) {
 	ctx := context.Background()
 	const n = 20
-	backends := make([]Backend, n)
+	backends := make([]state.Backend, n)
 	for i := range backends {
 		backends[i] = open(t, "lockers")
 	}
@@ -107,7 +110,7 @@ func testConcurrentLockers(t *testing.T, open newBackendFunc, c caps) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			info := NewInfo(fmt.Sprintf("apply-%d", i))
+			info := state.NewInfo(fmt.Sprintf("apply-%d", i))
 			id, err := backends[i].Lock(ctx, info)
 			results[i] = result{id, err}
 		})
@@ -132,21 +135,21 @@ func testConcurrentLockers(t *testing.T, open newBackendFunc, c caps) {
 		if i == winner {
 			continue
 		}
-		var le *LockError
+		var le *state.LockError
 		if !errors.As(r.err, &le) {
-			t.Fatalf("locker %d: err = %v; want a LockError", i, r.err)
+			t.Fatalf("locker %d: err = %v; want a state.LockError", i, r.err)
 		}
 		if le.Holder.ID != winID || le.Holder.Operation != fmt.Sprintf("apply-%d", winner) {
-			t.Errorf("locker %d: LockError names %s; want the winner (apply-%d, lock ID %s)", i, le.Holder, winner, winID)
+			t.Errorf("locker %d: state.LockError names %s; want the winner (apply-%d, lock ID %s)", i, le.Holder, winner, winID)
 		}
 	}
 	info, err := backends[3].LockInfo(ctx)
 	if err != nil || info == nil || info.ID != winID {
 		t.Fatalf("LockInfo = %v, %v; want the winner %s", info, err, winID)
 	}
-	var lie *LockIDError
+	var lie *state.LockIDError
 	if err := backends[5].Unlock(ctx, uuid.NewString()); !errors.As(err, &lie) || lie.Holder.ID != winID {
-		t.Fatalf("Unlock with a wrong ID = %v; want a LockIDError naming the winner", err)
+		t.Fatalf("Unlock with a wrong ID = %v; want a state.LockIDError naming the winner", err)
 	}
 	if err := backends[7].Unlock(ctx, winID); err != nil { // state unlock from elsewhere
 		t.Fatalf("Unlock of the winner from another instance: %v", err)
@@ -154,10 +157,10 @@ func testConcurrentLockers(t *testing.T, open newBackendFunc, c caps) {
 	if info, err := backends[0].LockInfo(ctx); err != nil || info != nil {
 		t.Fatalf("LockInfo after Unlock = %v, %v; want nil", info, err)
 	}
-	if err := backends[winner].Unlock(ctx, winID); c.knowsUnlock && !errors.Is(err, ErrNotLocked) {
-		t.Fatalf("second Unlock = %v; want ErrNotLocked", err)
+	if err := backends[winner].Unlock(ctx, winID); c.KnowsUnlock && !errors.Is(err, state.ErrNotLocked) {
+		t.Fatalf("second Unlock = %v; want state.ErrNotLocked", err)
 	}
-	id, err := backends[1].Lock(ctx, NewInfo("apply"))
+	id, err := backends[1].Lock(ctx, state.NewInfo("apply"))
 	if err != nil {
 		t.Fatalf("Lock after Unlock: %v", err)
 	}
@@ -168,10 +171,10 @@ func testConcurrentLockers(t *testing.T, open newBackendFunc, c caps) {
 
 // testNeverTorn has one lock holder write while readers read: every read parses and the serial
 // a reader sees never goes back.
-func testNeverTorn(t *testing.T, open newBackendFunc) {
+func testNeverTorn(t *testing.T, open Opener) {
 	ctx := context.Background()
 	w := open(t, "torn")
-	id, err := w.Lock(ctx, NewInfo("apply"))
+	id, err := w.Lock(ctx, state.NewInfo("apply"))
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
@@ -210,7 +213,7 @@ func testNeverTorn(t *testing.T, open newBackendFunc) {
 			}
 		})
 	}
-	doc := bigDocument("torn", 200)
+	doc := BigDocument("torn", 200)
 	var prev int64
 	for i := range writes {
 		doc.Nodes["node-0"].Image.Tag = fmt.Sprint(i)
@@ -231,9 +234,9 @@ func testNeverTorn(t *testing.T, open newBackendFunc) {
 }
 
 // testConcurrentWriters: writers that read the same serial race; exactly one write wins.
-func testConcurrentWriters(t *testing.T, open newBackendFunc) {
+func testConcurrentWriters(t *testing.T, open Opener) {
 	ctx := context.Background()
-	seed := bigDocument("cas", 2)
+	seed := BigDocument("cas", 2)
 	if err := open(t, "cas").Write(ctx, seed); err != nil {
 		t.Fatal(err)
 	}
@@ -248,12 +251,12 @@ func testConcurrentWriters(t *testing.T, open newBackendFunc) {
 			<-start
 			d.Namespace = fmt.Sprint(i)
 			err := b.Write(ctx, &d)
-			var ce *ConflictError
+			var ce *state.ConflictError
 			switch {
 			case err == nil:
 				wins.Add(1)
 			case !errors.As(err, &ce):
-				t.Errorf("writer %d: %v; want nil or a ConflictError", i, err)
+				t.Errorf("writer %d: %v; want nil or a state.ConflictError", i, err)
 			}
 		})
 	}
