@@ -172,12 +172,14 @@ func sidecarConfig(g *spec.Group, n *spec.Node, role *spec.Role) *secretsconf.Co
 	for _, f := range role.SidecarSecrets {
 		file := secretsconf.File{Name: f.File, Mount: f.Mount, Path: f.Path, Key: f.Key,
 			Template: f.Template, Encoding: f.Encoding, Variable: f.Variable, Restart: f.Restart}
-		// A login's static credentials and a KV entry of central: live under the
+		// A login's static credentials, a KV entry and a key pair of central: live under the
 		// deployment's names (issue 44).
 		if c := g.Central; c != nil && f.Login != "" {
 			file.Engine, file.Mount, file.Path = secretsconf.EngineDatabase, c.DatabaseMount, spec.CentralName(g.Name, f.Login)
 		} else if c != nil && f.Entry != "" {
 			file.Mount, file.Path = c.KVMount, spec.CentralKVPath(g.Name, f.Entry)
+		} else if c != nil && f.S3KeyPair != "" {
+			file.Mount, file.Path = c.KVMount, spec.CentralKeyPairPath(g.Name, f.S3KeyPair)
 		}
 		cfg.Files = append(cfg.Files, file)
 	}

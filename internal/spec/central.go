@@ -300,7 +300,7 @@ func distinct(s string) int {
 	return len(seen)
 }
 
-// validateCentral checks the sidecar secrets that name a login or a KV entry against the
+// validateCentral checks the sidecar secrets that name a login, a KV entry or a key pair against the
 // group's central section.
 func (d *decoder) validateCentral(g *Group) {
 	for _, n := range g.Nodes {
@@ -312,6 +312,8 @@ func (d *decoder) validateCentral(g *Group) {
 					d.add(s.Line, p+".login", "%q is not a login of central.logins", s.Login)
 				case s.Entry != "" && (g.Central == nil || g.Central.Entry(s.Entry) == nil):
 					d.add(s.Line, p+".entry", "%q is not an entry of central.kv", s.Entry)
+				case s.S3KeyPair != "" && (g.Central == nil || g.Central.S3 == nil || g.Central.S3.KeyPair(s.S3KeyPair) == nil):
+					d.add(s.Line, p+".s3KeyPair", "%q is not a key pair of central.s3.keyPairs", s.S3KeyPair)
 				}
 			}
 		}

@@ -90,7 +90,7 @@ var (
 	)
 	sidecarSecretFields = fields(
 		leaf("mount"), leaf("path"), leaf("key"), leaf("template"), leaf("encoding"), leaf("variable"), leaf("restart"),
-		leaf("login"), leaf("entry"),
+		leaf("login"), leaf("entry"), leaf("s3KeyPair"),
 	)
 	serviceFields = fields(same("image", imageFields), leaf("environment"))
 

@@ -62,9 +62,10 @@ type SidecarSecret struct {
 	Variable string // the value holds NAME=value lines; the file gets this one's value
 	Restart  bool   // a new value stops the service, which Kubernetes starts again
 	// Login reads the static credentials (username, password) of a login of `central:`
-	// instead of a KV secret; Entry reads a KV entry of `central:` (key value by default).
-	Login, Entry string
-	Line         int
+	// instead of a KV secret; Entry reads a KV entry of `central:` (key value by default);
+	// S3KeyPair reads the KV entry of a key pair of `central.s3` (access_key, secret_key).
+	Login, Entry, S3KeyPair string
+	Line                    int
 }
 
 // NeedsRestart reports whether some secret of the role restarts the service.
@@ -221,7 +222,7 @@ func (d *decoder) sidecarSecrets(n *yaml.Node, path string) []SidecarSecret {
 			key string
 			dst *string
 		}{{"mount", &s.Mount}, {"path", &s.Path}, {"key", &s.Key}, {"template", &s.Template}, {"encoding", &s.Encoding}, {"variable", &s.Variable},
-			{"login", &s.Login}, {"entry", &s.Entry}} {
+			{"login", &s.Login}, {"entry", &s.Entry}, {"s3KeyPair", &s.S3KeyPair}} {
 			if x := m[f.key]; x != nil {
 				if str, ok := d.str(x, p+"."+f.key); ok {
 					*f.dst = str
@@ -241,7 +242,7 @@ func (d *decoder) sidecarSecrets(n *yaml.Node, path string) []SidecarSecret {
 // checkSidecarSecret reports what one secret lacks or has twice.
 func (d *decoder) checkSidecarSecret(n *yaml.Node, m map[string]*yaml.Node, p string, s *SidecarSecret) {
 	at := func(k string) *yaml.Node { return deref(m[k]) }
-	if m["login"] != nil || m["entry"] != nil {
+	if m["login"] != nil || m["entry"] != nil || m["s3KeyPair"] != nil {
 		d.checkCentralSecret(n, m, p, s)
 		return
 	}
@@ -286,11 +287,18 @@ func (d *decoder) checkSidecarSecret(n *yaml.Node, m map[string]*yaml.Node, p st
 func (d *decoder) checkCentralSecret(n *yaml.Node, m map[string]*yaml.Node, p string, s *SidecarSecret) {
 	for _, f := range []string{"mount", "path"} {
 		if m[f] != nil {
-			d.errAt(deref(m[f]), p+"."+f, "is set by login or entry (the deployment's own name): leave it out")
+			d.errAt(deref(m[f]), p+"."+f, "is set by login, entry or s3KeyPair (the deployment's own name): leave it out")
 		}
 	}
-	if m["login"] != nil && m["entry"] != nil {
-		d.errAt(deref(m["entry"]), p+".entry", "set one of login and entry, not both")
+	var set []string
+	for _, f := range []string{"login", "entry", "s3KeyPair"} {
+		if m[f] != nil {
+			set = append(set, f)
+		}
+	}
+	if len(set) > 1 {
+		d.errAt(deref(m[set[1]]), p+"."+set[1], "set one of login, entry and s3KeyPair, not %s and %s", set[0], set[1])
+		return // which keys are right depends on which one is meant
 	}
 	if m["key"] != nil && m["template"] != nil {
 		d.errAt(deref(m["template"]), p+".template", "set one of key and template, not both")
@@ -300,6 +308,10 @@ func (d *decoder) checkCentralSecret(n *yaml.Node, m map[string]*yaml.Node, p st
 		d.lacks(deref(n), p, "", "needs key (username or password) or template")
 	case m["login"] != nil && m["key"] != nil && s.Key != "username" && s.Key != "password":
 		d.errAt(deref(m["key"]), p+".key", "%q is not username or password", s.Key)
+	case m["s3KeyPair"] != nil && m["key"] == nil && m["template"] == nil:
+		d.lacks(deref(n), p, "", "needs key ("+CentralS3AccessField+" or "+CentralS3SecretField+") or template")
+	case m["s3KeyPair"] != nil && m["key"] != nil && s.Key != CentralS3AccessField && s.Key != CentralS3SecretField:
+		d.errAt(deref(m["key"]), p+".key", "%q is not %s or %s", s.Key, CentralS3AccessField, CentralS3SecretField)
 	case m["entry"] != nil && m["key"] == nil && m["template"] == nil:
 		s.Key = CentralKVField
 	}
@@ -312,7 +324,7 @@ func (d *decoder) checkCentralSecret(n *yaml.Node, m map[string]*yaml.Node, p st
 		d.errAt(deref(m["encoding"]), p+".encoding", "%q: base64 with key only", s.Encoding)
 	}
 	if m["variable"] != nil {
-		d.errAt(deref(m["variable"]), p+".variable", "is for a KV secret's env-style value, not login or entry")
+		d.errAt(deref(m["variable"]), p+".variable", "is for a KV secret's env-style value, not login, entry or s3KeyPair")
 	}
 }
 
