@@ -16,7 +16,7 @@ import (
 // deployment's objects against the servers, Hooks opens the Lane at each place of a verb: its
 // plan, its steps before and after the nodes, its part of destroy after the nodes are gone.
 // The state records that the lane made objects (a state.CentralRecord: the mounts and the
-// protected databases, written before it makes any): a file without `central:` then gets the
+// protected databases and buckets, written before it makes any): a file without `central:` then gets the
 // recorded lane, whose plan removes what the deployment's mark is on (PlanRetire), and destroy
 // finds them too. The record is dropped once they are gone.
 type Hooks struct{ env lane.Env }
@@ -42,7 +42,7 @@ func (h *Hooks) open(ctx context.Context, t lane.Target, doc *state.Document, de
 	if doc != nil && doc.Central != nil {
 		r := doc.Central
 		var err error
-		if rec, err = Recorded(r.DatabaseMount, r.Connection, r.KVMount, r.Protected); err != nil {
+		if rec, err = Recorded(r.DatabaseMount, r.Connection, r.KVMount, r.Protected, r.ProtectedBuckets); err != nil {
 			return nil, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
 		}
 	}
@@ -66,7 +66,9 @@ func (h *Hooks) open(ctx context.Context, t lane.Target, doc *state.Document, de
 	}
 	cl := &Lane{Central: c, Recorded: rec, Identity: t.Group.Name, PG: pg, Bao: bao,
 		Value: Value, Random: Random}
-	if err := cl.ConnectS3(c.S3 != nil); err != nil {
+	// A bucket the state records protected is judged on the server even when the file has no
+	// central.s3 any more.
+	if err := cl.ConnectS3(c.S3 != nil || (rec != nil && rec.S3 != nil)); err != nil {
 		pg.Close()
 		return nil, nil, fmt.Errorf("group %s: %w", t.Group.Name, err)
 	}
@@ -126,11 +128,12 @@ func (h *Hooks) applyStep(ctx context.Context, nr *lane.NodeRun, st plan.Step) e
 // state holds it already.
 func record(ctx context.Context, rec lane.Recorder, c *spec.Central) error {
 	want := &state.CentralRecord{DatabaseMount: c.DatabaseMount, Connection: c.Connection, KVMount: c.KVMount,
-		Protected: ProtectedKeys(c)}
+		Protected: ProtectedKeys(c), ProtectedBuckets: ProtectedBucketKeys(c)}
 	var have *state.CentralRecord
 	rec.View(func(d *state.Document) { have = d.Central })
 	if have != nil && have.DatabaseMount == want.DatabaseMount && have.Connection == want.Connection &&
-		have.KVMount == want.KVMount && slices.Equal(have.Protected, want.Protected) {
+		have.KVMount == want.KVMount && slices.Equal(have.Protected, want.Protected) &&
+		slices.Equal(have.ProtectedBuckets, want.ProtectedBuckets) {
 		return nil
 	}
 	return rec.Update(ctx, "before the central lane makes its objects", func(d *state.Document) { d.Central = want })

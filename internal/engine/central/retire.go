@@ -18,9 +18,9 @@ import (
 
 // Recorded is the lane's configuration as a state record keeps it, read back: a state is a
 // file its holders may edit, so its values are checked as the group file's are before any
-// reaches a server's path or a catalog query. protected are the file's keys of the databases
-// last applied with protect.
-func Recorded(databaseMount, connection, kvMount string, protected []string) (*spec.Central, error) {
+// reaches a server's path or a catalog query. protected and buckets are the file's keys of the
+// databases and the buckets last applied with protect.
+func Recorded(databaseMount, connection, kvMount string, protected, buckets []string) (*spec.Central, error) {
 	for _, m := range []struct{ field, v string }{{"databaseMount", databaseMount}, {"connection", connection}, {"kvMount", kvMount}} {
 		if m.v == "" || strings.ContainsAny(m.v, "/ \t\n") {
 			return nil, fmt.Errorf("central: the state's record of the lane: %s %q is not a name (empty, or with '/' or blanks)", m.field, m.v)
@@ -32,6 +32,9 @@ func Recorded(databaseMount, connection, kvMount string, protected []string) (*s
 			return nil, fmt.Errorf("central: the state's record of the lane: protected database %q is not a DNS label", k)
 		}
 		c.Databases = append(c.Databases, spec.CentralDatabase{Key: k, Protect: true})
+	}
+	if err := recordedBuckets(c, buckets); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -27,7 +27,7 @@ func applied(t *testing.T, c *spec.Central, identity string, pg *fakePG, b *fake
 // recordedLane is the lane of a file without `central:`, built on the state's record.
 func recordedLane(t *testing.T, identity string, pg *fakePG, b *fakeBao, protected ...string) *Lane {
 	t.Helper()
-	rec, err := Recorded("database", "postgresql", "secret", protected)
+	rec, err := Recorded("database", "postgresql", "secret", protected, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRetireProtected(t *testing.T) {
 	dropped := testCentral()
 	dropped.Databases = nil
 	l := testLane(dropped, "shop", pg, b)
-	l.Recorded, _ = Recorded("database", "postgresql", "secret", []string{"orders"})
+	l.Recorded, _ = Recorded("database", "postgresql", "secret", []string{"orders"}, nil)
 	if _, err := l.Plan(ctx, false); !errors.As(err, &pe) {
 		t.Fatalf("plan of a file without the protected database: %v", err)
 	}
@@ -121,7 +121,7 @@ func TestProtectRecorded(t *testing.T) {
 	c := testCentral()
 	c.Databases[0].Protect = true
 	l := testLane(c, "shop", pg, b)
-	l.Recorded, _ = Recorded("database", "postgresql", "secret", nil)
+	l.Recorded, _ = Recorded("database", "postgresql", "secret", nil, nil)
 	p, err := l.Plan(ctx, false)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestProtectRecorded(t *testing.T) {
 	if d := cmp.Diff([]string{"update database shop.orders"}, summary(p.Changes)); d != "" {
 		t.Fatalf("protect set (-want +got):\n%s", d)
 	}
-	l.Recorded, _ = Recorded("database", "postgresql", "secret", ProtectedKeys(c))
+	l.Recorded, _ = Recorded("database", "postgresql", "secret", ProtectedKeys(c), nil)
 	if p, err := l.Plan(ctx, false); err != nil || len(p.Changes) != 0 {
 		t.Errorf("protect recorded: %v, %v", summary(p.Changes), err)
 	}
@@ -147,7 +147,7 @@ func TestRecordedChecked(t *testing.T) {
 		"protected key":   {"database", "postgresql", "secret", "Orders;DROP"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Recorded(r[0], r[1], r[2], []string{r[3]}); err == nil {
+			if _, err := Recorded(r[0], r[1], r[2], []string{r[3]}, nil); err == nil {
 				t.Error("accepted")
 			}
 		})

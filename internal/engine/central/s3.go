@@ -38,13 +38,6 @@ type S3 interface {
 	RemoveBucket(ctx context.Context, bucket string) error
 }
 
-// ProtectedBucketsError is destroy refused by a protected bucket (central.s3.buckets.<b>.protect).
-type ProtectedBucketsError struct{ Buckets []string }
-
-func (e *ProtectedBucketsError) Error() string {
-	return fmt.Sprintf("central: bucket(s) %s are protected (central.s3.buckets.<bucket>.protect): destroy refuses and removes nothing; unset protect and apply, or destroy with --keep-claims, which keeps the buckets", strings.Join(e.Buckets, ", "))
-}
-
 func (l *Lane) pairPath(key string) string { return spec.CentralKeyPairPath(l.Identity, key) }
 
 func (l *Lane) bucketName(key string) string { return spec.CentralBucketName(l.Identity, key) }
@@ -144,6 +137,7 @@ func (l *Lane) planS3(ctx context.Context, keepClaims bool, p *Planned) error {
 		if have != owner {
 			p.add(plan.CentralBucket, b.Key, n, plan.Update, "owner "+have+" → "+owner)
 		}
+		l.recordedBucketProtect(b, p)
 	}
 	return l.planS3Dropped(ctx, buckets, keepClaims, p)
 }
@@ -156,16 +150,21 @@ func (l *Lane) planS3Dropped(ctx context.Context, buckets map[string]string, kee
 		return err
 	}
 	keep := map[string]bool{}
+	var protected []string
 	for _, n := range mine {
-		if l.fileBucket(n) != nil {
-			continue
-		}
-		if keepClaims {
+		switch {
+		case l.fileBucket(n) != nil:
+		case keepClaims:
 			keep[buckets[n]] = true
 			p.Notes = append(p.Notes, fmt.Sprintf("central: bucket %s is no longer in the file and stays (--keep-claims), with its owner %s", n, buckets[n]))
-			continue
+		case l.recordedProtectedBucket(n):
+			protected = append(protected, n)
+		default:
+			p.add(plan.CentralBucket, "", n, plan.Delete, "no longer in the file: its objects are lost")
 		}
-		p.add(plan.CentralBucket, "", n, plan.Delete, "no longer in the file: its objects are lost")
+	}
+	if len(protected) > 0 {
+		return &ProtectedBucketsError{Buckets: protected, Removed: true}
 	}
 	keys, err := l.listPairs(ctx)
 	if err != nil {
@@ -305,7 +304,7 @@ func (l *Lane) storePair(ctx context.Context, key string) (pair, error) {
 func (l *Lane) removeS3(ctx context.Context, c plan.CentralChange) error {
 	if c.What == plan.CentralBucket {
 		// A saved plan is a file anyone may edit: a protected bucket is never removed.
-		if b := l.fileBucket(c.Name); b != nil && b.Protect {
+		if l.bucketProtected(c.Name) {
 			return &ProtectedBucketsError{Buckets: []string{c.Name}}
 		}
 		buckets, err := l.S3.Buckets(ctx)
@@ -368,18 +367,18 @@ func (l *Lane) planDestroyS3(ctx context.Context, keepClaims bool, p *Planned) e
 	keep := map[string]bool{}
 	var protected []string
 	for _, n := range mine {
-		switch b := l.fileBucket(n); {
+		switch {
 		case keepClaims:
 			keep[buckets[n]] = true
 			p.Notes = append(p.Notes, fmt.Sprintf("central: bucket %s stays (--keep-claims), with its owner %s", n, buckets[n]))
-		case b != nil && b.Protect:
+		case l.bucketProtected(n):
 			protected = append(protected, n)
 		default:
 			p.add(plan.CentralBucket, "", n, plan.Delete, "its objects are lost")
 		}
 	}
 	if len(protected) > 0 {
-		return &ProtectedBucketsError{Buckets: protected}
+		return &ProtectedBucketsError{Buckets: protected, Removed: l.protectedRemoved(protected)}
 	}
 	keys, err := l.listPairs(ctx)
 	if err != nil {
