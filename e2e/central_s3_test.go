@@ -218,6 +218,20 @@ func TestCentralS3(t *testing.T) {
 	if _, err := clients["x2"].StatObject(ctx, ident("x2")+".media", "greeting", minio.StatObjectOptions{}); err != nil {
 		t.Errorf("x2's object after x1's destroy: %v", err)
 	}
+	// x2's state records its bucket vault protected: a file that drops the bucket, or drops
+	// central:, is refused, and the bucket stays.
+	noVault := strings.Replace(file("false"), "      vault: {owner: app, protect: false}\n", "", 1)
+	noCentral := file("false")[:strings.Index(file("false"), "central:")]
+	for what, f := range map[string]string{"the bucket vault": noVault, "central:": noCentral} {
+		g.WriteFile("slipway.yaml", strings.ReplaceAll(f, "{{GROUP}}", g.Name))
+		r := g.MustRun(1, "plan", "--deployment-id", "x2")
+		if !strings.Contains(r.Stderr, "bucket(s) "+ident("x2")+".vault are no longer in the file but were last applied with protect") {
+			t.Errorf("x2's plan of a file without %s:\n%s", what, r)
+		}
+	}
+	if !s3.bucketExists(t, ident("x2")+".vault") {
+		t.Error("a refused plan removed x2's protected bucket")
+	}
 	g.WriteFile("slipway.yaml", strings.ReplaceAll(file("false"), "{{GROUP}}", g.Name))
 	g.MustRun(0, "destroy", "--yes", "--deployment-id", "x2")
 	if s3.bucketExists(t, ident("x2")+".media") {
