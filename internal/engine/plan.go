@@ -98,6 +98,13 @@ func (e *Engine) plan(ctx context.Context, t Target, forApply bool) (*plan.Plan,
 			return nil, err
 		}
 	}
+	return e.computePlan(ctx, t, pr, doc, l, key, in)
+}
+
+// computePlan turns what plan read into the plan: Compute, then what the target, the state's
+// protected nodes and the lanes add to it, then its steps, built last from every change the
+// lanes' amendments left.
+func (e *Engine) computePlan(ctx context.Context, t Target, pr *lane.PlanRun, doc *state.Document, l listed, key []byte, in plan.Input) (*plan.Plan, error) {
 	p := plan.Compute(in)
 	p.SecretKey = key
 	if t.KeepClaims {

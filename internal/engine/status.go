@@ -53,48 +53,53 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 
 	protected := lane.ProtectedNodes(t.Group, doc)
 	for _, name := range statusNodes(t, doc, wl.Deployments) {
-		n := t.Group.Node(name)
-		var st *state.NodeState
-		if doc != nil {
-			st = doc.Nodes[name]
-		}
-		ns := status.Node{Node: name, InFile: n != nil, InState: st != nil, Protected: protected[name]}
-		if st != nil {
-			if st.Image.Digest != "" {
-				ns.DesiredImage = st.Image.Ref + "@" + st.Image.Digest
-				ns.Desired = st.Image.Digest
-			}
-			ns.LastRollout = st.LastRollout
-			ns.Suspended = st.Suspended
-			ns.StateVersion = st.StateVersion
-			if c := st.Copy; c != nil {
-				ns.Copy = &status.StateCopy{From: c.From, To: c.To, Removable: c.To == st.StateVersion}
-			}
-		}
-		d := deps[name]
-		if d != nil {
-			ns.RunningImage = firstImage(d.Spec.Template.Spec.Containers)
-			ns.Running = lane.DigestOf(ns.RunningImage)
-		}
-		ns.Drift = ns.Desired != "" && ns.Running != "" && ns.Desired != ns.Running
-		res := judgeLive(d)
-		ns.Phase, ns.Reason, ns.Message = res.Phase, res.Reason, res.Message
-		ns.Ready, ns.Replicas = res.Ready, res.Desired
-		if res.Phase == status.Ready {
-			ns.Message = ""
-			if res.Desired == 0 && ns.Suspended {
-				// Nothing runs: its template (perhaps one applied while suspended) is not
-				// ready, it is stopped.
-				ns.Phase = status.Suspended
-			}
-		}
-		ns.Roles = e.roleStatuses(name, n, st, wl.Deployments, judgeLive)
-		gs.Nodes = append(gs.Nodes, ns)
+		gs.Nodes = append(gs.Nodes, e.nodeStatus(t, doc, name, deps[name], protected[name], wl.Deployments, judgeLive))
 	}
 	if err := e.reportLanes(ctx, t, gs); err != nil {
 		return nil, err
 	}
 	return gs, nil
+}
+
+// nodeStatus is one node's line of status: what the state recorded of it next to what its
+// Deployment d (nil when none) runs, so that drift between the two shows.
+func (e *Engine) nodeStatus(t Target, doc *state.Document, name string, d *appsv1.Deployment, protected bool, deps []*appsv1.Deployment, judgeLive func(*appsv1.Deployment) status.Result) status.Node {
+	n := t.Group.Node(name)
+	var st *state.NodeState
+	if doc != nil {
+		st = doc.Nodes[name]
+	}
+	ns := status.Node{Node: name, InFile: n != nil, InState: st != nil, Protected: protected}
+	if st != nil {
+		if st.Image.Digest != "" {
+			ns.DesiredImage = st.Image.Ref + "@" + st.Image.Digest
+			ns.Desired = st.Image.Digest
+		}
+		ns.LastRollout = st.LastRollout
+		ns.Suspended = st.Suspended
+		ns.StateVersion = st.StateVersion
+		if c := st.Copy; c != nil {
+			ns.Copy = &status.StateCopy{From: c.From, To: c.To, Removable: c.To == st.StateVersion}
+		}
+	}
+	if d != nil {
+		ns.RunningImage = firstImage(d.Spec.Template.Spec.Containers)
+		ns.Running = lane.DigestOf(ns.RunningImage)
+	}
+	ns.Drift = ns.Desired != "" && ns.Running != "" && ns.Desired != ns.Running
+	res := judgeLive(d)
+	ns.Phase, ns.Reason, ns.Message = res.Phase, res.Reason, res.Message
+	ns.Ready, ns.Replicas = res.Ready, res.Desired
+	if res.Phase == status.Ready {
+		ns.Message = ""
+		if res.Desired == 0 && ns.Suspended {
+			// Nothing runs: its template (perhaps one applied while suspended) is not
+			// ready, it is stopped.
+			ns.Phase = status.Suspended
+		}
+	}
+	ns.Roles = e.roleStatuses(name, n, st, deps, judgeLive)
+	return ns
 }
 
 // statusNodes are every node the file, the state or the cluster knows: the file's in its

@@ -93,46 +93,9 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 		return nil
 	}
 	cluster := cs[0].Cluster
-	var rbac, rbacGone, remote bool
-	var kubeconfig *plan.SpireChange
-	var creates, updates []plan.SpireEntryDef
-	var deletes, agents []string
-	for i, c := range cs {
-		if c.Cluster != cluster {
-			return fmt.Errorf("spire: change %s is for cluster %s, not %s", c, c.Cluster, cluster)
-		}
-		switch c.What {
-		case plan.SpireClusterRole, plan.SpireRoleBinding:
-			if c.Action == plan.Delete {
-				rbacGone = true
-			} else {
-				rbac = true
-			}
-		case plan.SpireKubeconfig:
-			if c.Action != plan.Delete {
-				kubeconfig = &cs[i]
-			}
-			remote = true
-		case plan.SpireAllow:
-			remote = true
-		case plan.SpireAgent:
-			if !strings.HasPrefix(c.Name, "spiffe://"+l.Spire.TrustDomain+AgentPath(cluster)) {
-				return fmt.Errorf("spire: agent %s is not one of cluster %s", c.Name, cluster)
-			}
-			agents = append(agents, c.Name)
-		case plan.SpireEntry:
-			if err := l.checkEntry(cluster, c); err != nil {
-				return err
-			}
-			switch c.Action {
-			case plan.Create:
-				creates = append(creates, *c.Entry)
-			case plan.Update:
-				updates = append(updates, *c.Entry)
-			case plan.Delete:
-				deletes = append(deletes, c.Entry.ID)
-			}
-		}
+	w, err := l.sortChanges(cluster, cs)
+	if err != nil {
+		return err
 	}
 	undo := undoOf(cs)
 	failed := func(err error) error {
@@ -141,42 +104,95 @@ func (l *Lane) Apply(ctx context.Context, cs []plan.SpireChange) error {
 		}
 		return err
 	}
-	if rbac {
+	if w.rbac {
 		if err := l.Kube.ApplySpireRBAC(ctx, l.Namespace, l.Group); err != nil {
 			return failed(fmt.Errorf("spire: %w", err))
 		}
 	}
-	if remote {
-		if err := l.applyRemote(ctx, cluster, cs, kubeconfig); err != nil {
+	if w.remote {
+		if err := l.applyRemote(ctx, cluster, cs, w.kubeconfig); err != nil {
 			return failed(err)
 		}
 	}
 	var errs []error
-	if len(deletes) > 0 {
-		errs = append(errs, l.Server.DeleteEntries(ctx, deletes))
+	if len(w.deletes) > 0 {
+		errs = append(errs, l.Server.DeleteEntries(ctx, w.deletes))
 	}
-	if len(creates) > 0 {
-		errs = append(errs, l.Server.CreateEntries(ctx, creates))
+	if len(w.creates) > 0 {
+		errs = append(errs, l.Server.CreateEntries(ctx, w.creates))
 	}
-	if len(updates) > 0 {
-		errs = append(errs, l.Server.UpdateEntries(ctx, updates))
+	if len(w.updates) > 0 {
+		errs = append(errs, l.Server.UpdateEntries(ctx, w.updates))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return failed(fmt.Errorf("spire server %s: entries: %w", l.Spire.Server, err))
 	}
 	// Last on the server: by now the allow list and the entries are gone, so an agent still
 	// running cannot attest again, nor get an SVID.
-	if len(agents) > 0 {
-		if err := l.Server.EvictAgents(ctx, agents); err != nil {
+	if len(w.agents) > 0 {
+		if err := l.Server.EvictAgents(ctx, w.agents); err != nil {
 			return fmt.Errorf("spire server %s: agents: %w", l.Spire.Server, err)
 		}
 	}
-	if rbacGone {
+	if w.rbacGone {
 		if err := l.Kube.DeleteSpireRBAC(ctx, l.Group); err != nil {
 			return fmt.Errorf("spire: %w", err)
 		}
 	}
 	return nil
+}
+
+// spireWork is what Apply does, sorted out of the changes by the part that makes it: Apply
+// runs each part once, in its own order, whatever order the plan listed the changes in.
+type spireWork struct {
+	rbac, rbacGone, remote bool
+	kubeconfig             *plan.SpireChange
+	creates, updates       []plan.SpireEntryDef
+	deletes, agents        []string
+}
+
+// sortChanges sorts cs into the parts of a sync, refusing (before anything is made) a change
+// for another cluster, an agent outside the cluster's path or an entry not the deployment's.
+func (l *Lane) sortChanges(cluster string, cs []plan.SpireChange) (spireWork, error) {
+	var w spireWork
+	for i, c := range cs {
+		if c.Cluster != cluster {
+			return spireWork{}, fmt.Errorf("spire: change %s is for cluster %s, not %s", c, c.Cluster, cluster)
+		}
+		switch c.What {
+		case plan.SpireClusterRole, plan.SpireRoleBinding:
+			if c.Action == plan.Delete {
+				w.rbacGone = true
+			} else {
+				w.rbac = true
+			}
+		case plan.SpireKubeconfig:
+			if c.Action != plan.Delete {
+				w.kubeconfig = &cs[i]
+			}
+			w.remote = true
+		case plan.SpireAllow:
+			w.remote = true
+		case plan.SpireAgent:
+			if !strings.HasPrefix(c.Name, "spiffe://"+l.Spire.TrustDomain+AgentPath(cluster)) {
+				return spireWork{}, fmt.Errorf("spire: agent %s is not one of cluster %s", c.Name, cluster)
+			}
+			w.agents = append(w.agents, c.Name)
+		case plan.SpireEntry:
+			if err := l.checkEntry(cluster, c); err != nil {
+				return spireWork{}, err
+			}
+			switch c.Action {
+			case plan.Create:
+				w.creates = append(w.creates, *c.Entry)
+			case plan.Update:
+				w.updates = append(w.updates, *c.Entry)
+			case plan.Delete:
+				w.deletes = append(w.deletes, c.Entry.ID)
+			}
+		}
+	}
+	return w, nil
 }
 
 // undoOf are the changes that take back what cs create: the entries, the allow files, the

@@ -39,12 +39,6 @@ func EntryIDs(cluster, deployment, node string) (alias, host string) {
 	return p + "alias." + node, p + "host." + node
 }
 
-// legacyEntryIDs are the IDs the release before per-deployment keys gave a node's entries:
-// slipway.<cluster>.alias.<node>. apply replaces them by the deployment's own.
-func legacyEntryIDs(cluster, node string) (alias, host string) {
-	return entryIDPrefix + cluster + ".alias." + node, entryIDPrefix + cluster + ".host." + node
-}
-
 // PodSelector is the alias's selector of the node's current pods: the agent pod label
 // LabelSpirePod with the digest of the node's pod template (k8s_psat reports it because
 // k8s_psat.hcl allows the key).
