@@ -83,3 +83,20 @@ func TestCentralBucketName(t *testing.T) {
 		t.Errorf("shortened names %q and %q: want distinct, 63 characters", a, b)
 	}
 }
+
+// TestCentralBucketNamesOfNeighbours: deployments of one group chosen to collide (the group,
+// a target named like a bucket, a deployment id with and without a target, a long identity
+// shortened) never give two buckets or key pairs the same name.
+func TestCentralBucketNamesOfNeighbours(t *testing.T) {
+	long := "shop.front." + strings.Repeat("x", 50)
+	seen := map[string]string{}
+	for _, identity := range []string{"shop", "shop.front", "shop.media", "shop.all.x7", "shop.front.x7", "shop.media.x7", long} {
+		for _, key := range []string{"front", "media", "x7", "all", "a", "b"} {
+			n, who := spec.CentralBucketName(identity, key), identity+" "+key
+			if other, ok := seen[n]; ok {
+				t.Errorf("bucket %q of %s is also %s's", n, who, other)
+			}
+			seen[n] = who
+		}
+	}
+}

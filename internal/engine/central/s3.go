@@ -139,53 +139,54 @@ func (l *Lane) planS3(ctx context.Context, keepClaims bool, p *Planned) error {
 		}
 		l.recordedBucketProtect(b, p)
 	}
-	return l.planS3Dropped(ctx, buckets, keepClaims, p)
+	return l.planS3Removals(ctx, buckets, keepClaims, false, p)
 }
 
-// planS3Dropped adds the removal of the deployment's buckets and key pairs the file no
-// longer has.
-func (l *Lane) planS3Dropped(ctx context.Context, buckets map[string]string, keepClaims bool, p *Planned) error {
-	mine, err := l.myBuckets(ctx, buckets)
+// planS3Removals adds the removal of the deployment's buckets and key pairs: those the file
+// no longer has (a plan), or every one (destroy). keepClaims keeps the buckets and their
+// owners; a protected bucket refuses.
+func (l *Lane) planS3Removals(ctx context.Context, buckets map[string]string, keepClaims, destroy bool, p *Planned) error {
+	keys, err := l.listPairs(ctx)
 	if err != nil {
 		return err
+	}
+	mine, err := l.myBuckets(ctx, buckets, keys)
+	if err != nil {
+		return err
+	}
+	dropped, lost, pairWhy := " is no longer in the file and", "no longer in the file: its objects are lost", "no longer in the file"
+	if destroy {
+		dropped, lost, pairWhy = "", "its objects are lost", ""
 	}
 	keep := map[string]bool{}
 	var protected []string
 	for _, n := range mine {
 		switch {
-		case l.fileBucket(n) != nil:
+		case !destroy && l.fileBucket(n) != nil:
 		case keepClaims:
 			keep[buckets[n]] = true
-			p.Notes = append(p.Notes, fmt.Sprintf("central: bucket %s is no longer in the file and stays (--keep-claims), with its owner %s", n, buckets[n]))
-		case l.recordedProtectedBucket(n):
+			p.Notes = append(p.Notes, fmt.Sprintf("central: bucket %s%s stays (--keep-claims), with its owner %s", n, dropped, buckets[n]))
+		case l.bucketProtected(n):
 			protected = append(protected, n)
 		default:
-			p.add(plan.CentralBucket, "", n, plan.Delete, "no longer in the file: its objects are lost")
+			p.add(plan.CentralBucket, "", n, plan.Delete, lost)
 		}
 	}
 	if len(protected) > 0 {
-		return &ProtectedBucketsError{Buckets: protected, Removed: true}
-	}
-	keys, err := l.listPairs(ctx)
-	if err != nil {
-		return err
+		return &ProtectedBucketsError{Buckets: protected, Removed: l.protectedRemoved(protected)}
 	}
 	for _, k := range keys {
-		if (l.Central.S3 != nil && l.Central.S3.KeyPair(k) != nil) || keep[l.name(k)] {
+		if keep[l.name(k)] || (!destroy && l.Central.S3 != nil && l.Central.S3.KeyPair(k) != nil) {
 			continue
 		}
-		p.add(plan.CentralKeyPair, k, l.name(k), plan.Delete, "no longer in the file")
+		p.add(plan.CentralKeyPair, k, l.name(k), plan.Delete, pairWhy)
 	}
 	return nil
 }
 
 // myBuckets are the buckets with the deployment's tag among those it may have made: owned
-// by one of its key pairs, or of a name it would give.
-func (l *Lane) myBuckets(ctx context.Context, buckets map[string]string) ([]string, error) {
-	keys, err := l.listPairs(ctx)
-	if err != nil {
-		return nil, err
-	}
+// by one of its key pairs (keys), or of a name it would give.
+func (l *Lane) myBuckets(ctx context.Context, buckets map[string]string, keys []string) ([]string, error) {
 	owners := map[string]bool{}
 	for _, k := range keys {
 		owners[l.name(k)] = true
@@ -360,34 +361,5 @@ func (l *Lane) planDestroyS3(ctx context.Context, keepClaims bool, p *Planned) e
 	if err != nil {
 		return err
 	}
-	mine, err := l.myBuckets(ctx, buckets)
-	if err != nil {
-		return err
-	}
-	keep := map[string]bool{}
-	var protected []string
-	for _, n := range mine {
-		switch {
-		case keepClaims:
-			keep[buckets[n]] = true
-			p.Notes = append(p.Notes, fmt.Sprintf("central: bucket %s stays (--keep-claims), with its owner %s", n, buckets[n]))
-		case l.bucketProtected(n):
-			protected = append(protected, n)
-		default:
-			p.add(plan.CentralBucket, "", n, plan.Delete, "its objects are lost")
-		}
-	}
-	if len(protected) > 0 {
-		return &ProtectedBucketsError{Buckets: protected, Removed: l.protectedRemoved(protected)}
-	}
-	keys, err := l.listPairs(ctx)
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if !keep[l.name(k)] {
-			p.add(plan.CentralKeyPair, k, l.name(k), plan.Delete, "")
-		}
-	}
-	return nil
+	return l.planS3Removals(ctx, buckets, keepClaims, true, p)
 }

@@ -25,7 +25,8 @@ import (
 var _ Cluster = (*enginetest.Cluster)(nil) // the stand-in the lane's tests use
 
 // role is role worker of node web as render makes it: Deployment web-worker at replicas.
-func role(image string, replicas int32) *unstructured.Unstructured {
+func role(t *testing.T, image string, replicas int32) *unstructured.Unstructured {
+	t.Helper()
 	labels := map[string]string{"app.kubernetes.io/name": "web-worker"}
 	d := &appsv1.Deployment{TypeMeta: render.DeploymentTypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: "web-worker", Namespace: "demo", Labels: labels},
@@ -34,7 +35,7 @@ func role(image string, replicas int32) *unstructured.Unstructured {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: render.ContainerService, Image: image}}}}}}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: m}
 }
@@ -62,7 +63,7 @@ func TestStartAndStopRole(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := enginetest.NewCluster()
 			if tc.kind == plan.StepStopRole {
-				if _, err := f.Apply(context.Background(), role(tc.image, 2), enginetest.ApplyOptions()); err != nil {
+				if _, err := f.Apply(context.Background(), role(t, tc.image, 2), enginetest.ApplyOptions()); err != nil {
 					t.Fatal(err)
 				}
 				f.ResetCalls()
@@ -75,7 +76,7 @@ func TestStartAndStopRole(t *testing.T) {
 					}
 					return out.GetGeneration(), nil
 				}}
-			obj := role(tc.image, 2)
+			obj := role(t, tc.image, 2)
 			nr := &lane.NodeRun{Plan: &plan.Plan{Namespace: "demo"}, Watch: f,
 				Object: func(plan.Key) *unstructured.Unstructured { return obj }}
 			st := plan.Step{Kind: tc.kind, Node: "web", Role: "worker", Object: &k, Replicas: 2, Limit: 300 * time.Millisecond}
