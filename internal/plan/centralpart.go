@@ -20,15 +20,28 @@ func (cs CentralChanges) Sections() []Section {
 	return []Section{s}
 }
 
-// Summary counts the changes.
-func (cs CentralChanges) Summary() (planned, applied string) {
+// Counts counts the changes.
+func (cs CentralChanges) Counts() []Count {
+	return []Count{{Key: "central", N: len(cs), Text: fmt.Sprintf("%d central service change(s)", len(cs))}}
+}
+
+// Applied counts the changes.
+func (cs CentralChanges) Applied() string {
 	if len(cs) == 0 {
-		return "", ""
+		return ""
 	}
-	return fmt.Sprintf("%d central service change(s)", len(cs)), fmt.Sprintf("central services: %d change(s)", len(cs))
+	return fmt.Sprintf("central services: %d change(s)", len(cs))
+}
+
+// JSON lists the changes under "central" (issue 44).
+func (cs CentralChanges) JSON() (key string, value any) {
+	if cs == nil {
+		return "central", []CentralChange{}
+	}
+	return "central", cs
 }
 
 var (
 	_ StepPayload = CentralChanges(nil)
-	_ LanePart    = CentralChanges(nil)
+	_ JSONLane    = CentralChanges(nil)
 )

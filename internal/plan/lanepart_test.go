@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -50,28 +51,104 @@ func TestSavedPlanKeepsLanePayloads(t *testing.T) {
 	}
 }
 
-// Each lane's part agrees with the plan's counts: a section exactly when it changes anything,
-// and a summary too but for the move, whose deletions count among the plan's.
+// Each lane's part agrees with the plan's counts: its counts are the plan's, a section exactly
+// when it changes anything (but for the lanes whose rows stand in the nodes' sections), and a
+// clause of apply's line too (but for the move, whose deletions count among the plan's, and
+// the migrations, which the rollouts report).
 func TestLanePartsAgreeWithCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    *Plan
 	}{
 		{"none", &Plan{}},
+		{"records", &Plan{Nodes: []NodePlan{{Node: "web", Records: []RecordChange{
+			{Name: "a.example.org", Kind: "address", Action: Create}, {Name: "b.example.org", Kind: "address", Action: Conflict}}}}}},
+		{"record conflict", &Plan{Nodes: []NodePlan{{Node: "web", Records: []RecordChange{{Name: "b.example.org", Kind: "address", Action: Conflict}}}}}},
+		{"migration", &Plan{Nodes: []NodePlan{{Node: "db", Migration: &Migration{From: "1", To: "2"}}, {Node: "web", RemoveCopy: &Copy{To: "1"}}}}},
 		{"move", &Plan{Namespace: "new", Move: &Move{From: "old"}}},
 		{"spire", &Plan{Spire: []SpireChange{{What: SpireEntry, Name: "spiffe://td/x", Action: Delete}}}},
 		{"central", &Plan{Central: []CentralChange{{What: CentralDatabase, Name: "shop.db", Action: Create}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.p.Counts()
+			want := map[string]int{"records": c.Records, "recordConflicts": c.RecordConflicts, "migrate": c.Migrate,
+				"removeCopy": c.RemoveCopy, "spire": c.Spire, "central": c.Central}
+			got := map[string]int{}
+			for _, l := range tc.p.Lanes() {
+				for _, n := range l.Counts() {
+					got[n.Key] += n.N
+				}
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("the lanes' counts (-plan's +lanes'):\n%s", d)
+			}
 			for i, l := range tc.p.Lanes() {
-				n := []int{c.Move, c.Spire, c.Central}[i]
-				planned, applied := l.Summary()
-				summed := n > 0 && i > 0
-				if (planned != "") != summed || (applied != "") != summed || (len(l.Sections()) > 0) != (n > 0) {
-					t.Errorf("lane %d with %d change(s): summary %q / %q, %d section(s)", i, n, planned, applied, len(l.Sections()))
+				n := []int{c.Records, c.Migrate + c.RemoveCopy, c.Move, c.Spire, c.Central}[i]
+				_, inNodes := l.(NodeLane)
+				applied := l.Applied()
+				summed := n > 0 && (i == 0 || i > 2)
+				if (applied != "") != summed || (len(l.Sections()) > 0) != (n > 0 && !inNodes) {
+					t.Errorf("lane %d with %d change(s): apply's clause %q, %d section(s)", i, n, applied, len(l.Sections()))
 				}
 			}
 		})
+	}
+}
+
+// A node's lanes give its rows, in the order of the lanes (its records, then its migration),
+// and ui writes them without naming a lane; a value from outside slipway comes quoted.
+func TestNodeRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		np   NodePlan
+		want []Row
+	}{
+		{"none", NodePlan{Node: "web", Changes: []Change{{Action: Update}}}, nil},
+		{"records", NodePlan{Node: "web", Records: []RecordChange{
+			{Name: "web.example.org", Kind: "address", Action: Create, New: []string{"A 192.0.2.1"}},
+			{Name: "www.example.org", Kind: "address", Action: Conflict, Reason: "held by TXT \x1b[2K"},
+		}}, []Row{
+			{Action: Create, Text: "dns web.example.org: A 192.0.2.1"},
+			{Action: Conflict, Text: `dns www.example.org: held by TXT \x1b[2K`},
+		}},
+		{"migration", NodePlan{Node: "db", Migration: &Migration{From: "", To: "2\n"}}, []Row{{Action: Update, Verb: "migrate",
+			Text: `state version none -> 2\n`, Detail: []string{
+				"the new pod copies /var/lib to /var/lib/.slipway-state/copy on its volume before the node starts; if the rollout fails,",
+				"the template set back puts the copy back first and the state keeps version none; if it succeeds, the copy is removed",
+			}}}},
+		{"records then the copy", NodePlan{Node: "mx", RemoveCopy: &Copy{From: "1", To: "2"},
+			Records: []RecordChange{{Name: "example.org", Kind: "mx", Action: Delete, Old: []string{"MX 10 mx.example.org."}}}}, []Row{
+			{Action: Delete, Text: "dns example.org (mx): MX 10 mx.example.org."},
+			{Action: Delete, Verb: "remove", Text: "copy of /var/lib taken at state version 1 (its migration to 2 ran ready)"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Plan{Nodes: []NodePlan{tc.np}}
+			if d := cmp.Diff(tc.want, p.NodeRows(tc.np)); d != "" {
+				t.Errorf("rows of node %s (-want +got):\n%s", tc.np.Node, d)
+			}
+		})
+	}
+}
+
+// A lane that lists its changes beside the nodes in `plan -o json` lists [] when it has
+// none, never null.
+func TestLaneJSON(t *testing.T) {
+	var keys []string
+	for _, l := range (&Plan{}).Lanes() {
+		jl, ok := l.(JSONLane)
+		if !ok {
+			continue
+		}
+		key, value := jl.JSON()
+		keys = append(keys, key)
+		b, err := json.Marshal(value)
+		if err != nil || string(b) != "[]" {
+			t.Errorf("lane %q with no changes: %s, %v; want []", key, b, err)
+		}
+	}
+	// docs/json.md documents these keys in this order, after drift.
+	if d := cmp.Diff([]string{"spire", "central"}, keys); d != "" {
+		t.Errorf("the lanes' keys in plan -o json (-want +got):\n%s", d)
 	}
 }

@@ -22,7 +22,10 @@ func (mp movePart) Sections() []Section {
 	return []Section{s}
 }
 
-// Summary is none: the move's deletions count among the plan's.
-func (movePart) Summary() (planned, applied string) { return "", "" }
+// Counts are none: the move's deletions count among the plan's.
+func (movePart) Counts() []Count { return nil }
+
+// Applied is none: the move's deletions count among the plan's.
+func (movePart) Applied() string { return "" }
 
 var _ LanePart = movePart{}

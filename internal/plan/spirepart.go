@@ -35,15 +35,28 @@ func (cs SpireChanges) Sections() []Section {
 	return out
 }
 
-// Summary counts the changes.
-func (cs SpireChanges) Summary() (planned, applied string) {
+// Counts counts the changes.
+func (cs SpireChanges) Counts() []Count {
+	return []Count{{Key: "spire", N: len(cs), Text: fmt.Sprintf("%d SPIRE change(s)", len(cs))}}
+}
+
+// Applied counts the changes.
+func (cs SpireChanges) Applied() string {
 	if len(cs) == 0 {
-		return "", ""
+		return ""
 	}
-	return fmt.Sprintf("%d SPIRE change(s)", len(cs)), fmt.Sprintf("SPIRE: %d change(s)", len(cs))
+	return fmt.Sprintf("SPIRE: %d change(s)", len(cs))
+}
+
+// JSON lists the changes under "spire" (FR-015 to FR-017).
+func (cs SpireChanges) JSON() (key string, value any) {
+	if cs == nil {
+		return "spire", []SpireChange{}
+	}
+	return "spire", cs
 }
 
 var (
 	_ StepPayload = SpireChanges(nil)
-	_ LanePart    = SpireChanges(nil)
+	_ JSONLane    = SpireChanges(nil)
 )

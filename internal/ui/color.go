@@ -1,5 +1,7 @@
 package ui
 
+import "slipway.dev/slipway/internal/plan"
+
 // ANSI colours of the plan, as OpenTofu uses them: green adds, yellow changes in place, red
 // removes or destroys data. A zero palette writes plain text.
 const (
@@ -23,6 +25,17 @@ func (p palette) green(s string) string  { return p.paint(ansiGreen, s) }
 func (p palette) yellow(s string) string { return p.paint(ansiYellow, s) }
 func (p palette) red(s string) string    { return p.paint(ansiRed, s) }
 func (p palette) bold(s string) string   { return p.paint(ansiBold, s) }
+
+// tone paints a clause of the plan's closing line as its lane asks.
+func (p palette) tone(t plan.Tone, s string) string {
+	switch t {
+	case plan.ToneCaution:
+		return p.yellow(s)
+	case plan.ToneRefused:
+		return p.red(s)
+	}
+	return s
+}
 
 // mark colours a change's sign: "-/+" shows its delete red and its create green.
 func (p palette) mark(m string) string {

@@ -35,7 +35,7 @@ func lanesPlan() *plan.Plan {
 					Adopted: "demo", Owner: "demo.all"},
 			}},
 		},
-		Move: &plan.Move{From: "old", Delete: []plan.Change{{Key: plan.Key{Kind: "Service", Namespace: "old", Name: "web"}, Action: plan.Delete}}},
+		Move:  &plan.Move{From: "old", Delete: []plan.Change{{Key: plan.Key{Kind: "Service", Namespace: "old", Name: "web"}, Action: plan.Delete}}},
 		Spire: []plan.SpireChange{{What: plan.SpireAllow, Name: "demo:node-web", Action: plan.Create, Cluster: "uid-demo"}},
 		Central: []plan.CentralChange{
 			{What: plan.CentralLogin, Key: "app", Name: "demo.app", Action: plan.Create},

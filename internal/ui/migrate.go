@@ -2,26 +2,11 @@ package ui
 
 import (
 	"fmt"
-	"io"
 
-	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/status"
 )
 
-// writeMigration says what a node's state migration, or the removal of a copy left by one,
-// does to its volume (SPEC §6a).
-func writeMigration(w io.Writer, pal palette, np plan.NodePlan) {
-	if m := np.Migration; m != nil {
-		fmt.Fprintln(w, changeLine(pal, "~", "migrate", fmt.Sprintf("state version %s -> %s", version(m.From), version(m.To))))
-		fmt.Fprintf(w, "        the new pod copies /var/lib to %s on its volume before the node starts; if the rollout fails,\n", "/var/lib/.slipway-state/copy")
-		fmt.Fprintf(w, "        the template set back puts the copy back first and the state keeps version %s; if it succeeds, the copy is removed\n", version(m.From))
-	}
-	if c := np.RemoveCopy; c != nil {
-		fmt.Fprintln(w, changeLine(pal, "-", "remove", fmt.Sprintf("copy of /var/lib taken at state version %s (its migration to %s ran ready)", version(c.From), version(c.To))))
-	}
-}
-
-// version is a state version as plan prints it: "none" for a node that had none.
+// version is a state version as status prints it: "none" for a node that had none.
 func version(v string) string {
 	if v == "" {
 		return "none"

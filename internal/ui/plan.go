@@ -1,11 +1,9 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"slipway.dev/slipway/internal/plan"
 )
@@ -29,29 +27,13 @@ func Applied(w io.Writer, p *plan.Plan) error {
 	c := p.Counts()
 	line := fmt.Sprintf("Apply complete: %d image(s) pushed, %d created, %d updated, %d replaced, %d deleted",
 		c.Push, c.Create, c.Update, c.Replace, c.Delete)
-	if c.Records > 0 {
-		// A run that only moved names would otherwise read as one that did nothing.
-		r := recordCounts(p)
-		line += fmt.Sprintf("; DNS: %d record set(s) published, %d changed, %d retired", r[plan.Create], r[plan.Update], r[plan.Delete])
-	}
 	for _, l := range p.Lanes() {
-		if _, applied := l.Summary(); applied != "" {
+		if applied := l.Applied(); applied != "" {
 			line += "; " + applied
 		}
 	}
 	_, err := fmt.Fprintln(w, line+".")
 	return err
-}
-
-// recordCounts are the plan's DNS record changes by action (conflicts are refused, not done).
-func recordCounts(p *plan.Plan) map[plan.Action]int {
-	out := map[plan.Action]int{}
-	for _, np := range p.Nodes {
-		for _, rc := range np.Records {
-			out[rc.Action]++
-		}
-	}
-	return out
 }
 
 // Plan writes p as plain text (no escape codes); see PlanWith.
@@ -104,7 +86,8 @@ func PlanWith(w io.Writer, p *plan.Plan, o PlanOptions) {
 }
 
 // writeNodePlan writes what the plan does to node np (the group's own objects for ""): its
-// image pushes, changes, DNS records, state migration and steps; nothing when it has none.
+// image pushes, changes, the lanes' rows (its DNS records, its state migration) and steps;
+// nothing when it has none.
 func writeNodePlan(w io.Writer, pal palette, p *plan.Plan, np plan.NodePlan) {
 	var imgs []plan.Image
 	for _, im := range p.Images {
@@ -112,7 +95,8 @@ func writeNodePlan(w io.Writer, pal palette, p *plan.Plan, np plan.NodePlan) {
 			imgs = append(imgs, im)
 		}
 	}
-	if len(np.Changes) == 0 && len(imgs) == 0 && len(np.Records) == 0 && np.RemoveCopy == nil {
+	rows := p.NodeRows(np)
+	if len(np.Changes) == 0 && len(imgs) == 0 && len(rows) == 0 {
 		return
 	}
 	title := "node " + q(np.Node)
@@ -129,10 +113,7 @@ func writeNodePlan(w io.Writer, pal palette, p *plan.Plan, np plan.NodePlan) {
 	for _, ch := range np.Changes {
 		writeChange(w, pal, ch)
 	}
-	for _, rc := range np.Records {
-		fmt.Fprintln(w, changeLine(pal, marks[rc.Action], string(rc.Action), q(rc.String())))
-	}
-	writeMigration(w, pal, np)
+	writeRows(w, pal, rows)
 	writeSteps(w, pal, nodeSteps(p, np.Node))
 }
 
@@ -140,44 +121,53 @@ func writeNodePlan(w io.Writer, pal palette, p *plan.Plan, np plan.NodePlan) {
 // deletes, then each other count that is not zero and each lane's clause.
 func writeCounts(w io.Writer, pal palette, p *plan.Plan, c plan.Counts) {
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
-	plain := func(s string) string { return s }
 	for _, x := range []struct {
 		n      int
 		format string
-		paint  func(string) string
 	}{
-		{c.Conflict, "%d conflict(s): apply refuses", pal.red},
-		{c.Terminating, "%d being deleted", pal.red},
-		{c.Records, "%d DNS record set(s) to publish, change or retire", plain},
-		{c.RecordConflicts, "%d DNS conflict(s): apply refuses their nodes", pal.red},
-		{c.Migrate, "%d state migration(s)", pal.yellow},
-		{c.RemoveCopy, "%d cop(ies) of /var/lib to remove", plain},
+		{c.Conflict, "%d conflict(s): apply refuses"},
+		{c.Terminating, "%d being deleted"},
 	} {
 		if x.n > 0 {
-			fmt.Fprintf(w, "; %s", x.paint(fmt.Sprintf(x.format, x.n)))
+			fmt.Fprintf(w, "; %s", pal.red(fmt.Sprintf(x.format, x.n)))
 		}
 	}
 	for _, l := range p.Lanes() {
-		if planned, _ := l.Summary(); planned != "" {
-			fmt.Fprintf(w, "; %s", planned)
+		for _, n := range l.Counts() {
+			if n.N > 0 {
+				fmt.Fprintf(w, "; %s", pal.tone(n.Tone, n.Text))
+			}
 		}
 	}
 	fmt.Fprintln(w, ".")
 }
 
 // writeLanes writes each lane's sections (plan.LanePart) after the nodes: its heading, then
-// its changes in the columns of the nodes' (their text is the lane's, safe as it is).
+// its changes in the columns of the nodes'.
 func writeLanes(w io.Writer, pal palette, p *plan.Plan) {
 	for _, l := range p.Lanes() {
 		for _, s := range l.Sections() {
 			fmt.Fprintf(w, "\n  %s:\n", s.Heading)
-			for _, r := range s.Rows {
-				if r.Change != nil {
-					writeChange(w, pal, *r.Change)
-					continue
-				}
-				fmt.Fprintln(w, changeLine(pal, marks[r.Action], string(r.Action), r.Text))
-			}
+			writeRows(w, pal, s.Rows)
+		}
+	}
+}
+
+// writeRows writes a lane's rows in the columns of a node's changes: their text is the
+// lane's, safe as it is.
+func writeRows(w io.Writer, pal palette, rows []plan.Row) {
+	for _, r := range rows {
+		if r.Change != nil {
+			writeChange(w, pal, *r.Change)
+			continue
+		}
+		verb := string(r.Action)
+		if r.Verb != "" {
+			verb = r.Verb
+		}
+		fmt.Fprintln(w, changeLine(pal, marks[r.Action], verb, r.Text))
+		for _, d := range r.Detail {
+			fmt.Fprintf(w, "        %s\n", d)
 		}
 	}
 }
@@ -239,95 +229,4 @@ func writeSteps(w io.Writer, pal palette, steps []plan.Step) {
 	for i, st := range steps {
 		fmt.Fprintf(w, "      %d. %s\n", i+1, q(st.String()))
 	}
-}
-
-// planCounts are a plan's totals as `plan -o json` names them.
-type planCounts struct {
-	Push    int `json:"push"`
-	Create  int `json:"create"`
-	Update  int `json:"update"`
-	Replace int `json:"replace"`
-	Delete  int `json:"delete"`
-	// Conflict counts objects apply would take over (it refuses), Terminating objects being
-	// deleted outside slipway (apply refuses their node).
-	Conflict    int `json:"conflict"`
-	Terminating int `json:"terminating"`
-	// Records counts DNS record sets apply publishes, changes or retires; RecordConflicts
-	// names held by records slipway does not own (apply refuses their nodes).
-	Records         int `json:"records"`
-	RecordConflicts int `json:"recordConflicts"`
-	// Migrate counts state migrations, RemoveCopy copies of /var/lib apply removes.
-	Migrate    int `json:"migrate"`
-	RemoveCopy int `json:"removeCopy"`
-	// Spire counts the SPIRE lane's changes (entries, allow list, kubeconfig, rights).
-	Spire int `json:"spire"`
-	// Central counts the central lane's changes (logins, static roles, databases, KV entries).
-	Central int `json:"central"`
-}
-
-// planDoc is `plan -o json`: the plan without the rendered objects (those are for
-// `plan -out`), the group's own objects (namespace, default-deny policy) under groupChanges
-// rather than as a node named "".
-type planDoc struct {
-	Version      int       `json:"version"`
-	Group        string    `json:"group"`
-	Namespace    string    `json:"namespace"`
-	Created      time.Time `json:"created"`
-	StateSerial  int64     `json:"stateSerial"`
-	StateLineage string    `json:"stateLineage,omitempty"`
-	Suspended    bool      `json:"suspended"`
-	// ForeignNamespace: the namespace exists and slipway did not create it (see plan.Plan).
-	ForeignNamespace bool          `json:"foreignNamespace"`
-	Destroy          bool          `json:"destroy"`
-	Notes            []string      `json:"notes"`
-	Changes          bool          `json:"changes"`
-	Counts           planCounts    `json:"counts"`
-	Images           []plan.Image  `json:"images"`
-	GroupChanges     []plan.Change `json:"groupChanges"`
-	GroupSteps       []plan.Step   `json:"groupSteps"`
-	Nodes            []nodeDoc     `json:"nodes"`
-	Drift            []plan.Drift  `json:"drift"`
-	// Spire are the SPIRE lane's changes (FR-015 to FR-017).
-	Spire []plan.SpireChange `json:"spire"`
-	// Central are the central lane's changes (issue 44).
-	Central []plan.CentralChange `json:"central"`
-}
-
-// nodeDoc is one node of `plan -o json`: its changes and the steps apply runs for it.
-type nodeDoc struct {
-	plan.NodePlan
-	Steps []plan.Step `json:"steps"`
-}
-
-// PlanJSON writes p as one JSON document.
-func PlanJSON(w io.Writer, p *plan.Plan) error {
-	c := p.Counts()
-	doc := planDoc{
-		Version: JSONVersion, Group: p.Group, Namespace: p.Namespace, Created: p.Created,
-		StateSerial: p.StateSerial, StateLineage: p.StateLineage, Suspended: p.Suspended,
-		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: p.HasChanges(),
-		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
-			Conflict: c.Conflict, Terminating: c.Terminating, Records: c.Records, RecordConflicts: c.RecordConflicts,
-			Migrate: c.Migrate, RemoveCopy: c.RemoveCopy, Spire: c.Spire, Central: c.Central},
-		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
-		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift), Spire: nonNil(p.Spire), Central: nonNil(p.Central),
-	}
-	for _, np := range p.Nodes {
-		if np.Node == "" {
-			doc.GroupChanges = append(doc.GroupChanges, np.Changes...)
-			continue
-		}
-		doc.Nodes = append(doc.Nodes, nodeDoc{NodePlan: np, Steps: nonNil(nodeSteps(p, np.Node))})
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
-}
-
-// nonNil makes an empty list [] in JSON rather than null, so readers need not check both.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
