@@ -39,7 +39,7 @@ type NodeLane interface {
 	NodeRows(np NodePlan) []Row
 }
 
-// JSONLane is a lane whose changes `plan -o json` lists beside the nodes, under Key.
+// JSONLane is a lane whose changes `plan -o json` lists beside the nodes, under its own key.
 type JSONLane interface {
 	LanePart
 	// JSON is the key and the value (never null: [] when the lane changes nothing).
@@ -84,7 +84,8 @@ const (
 	ToneRefused      // apply refuses it: red, as a conflict's mark
 )
 
-// Lanes are the lanes' parts of p, in the order plan shows them and sums them up.
+// Lanes are the lanes' parts of p, in the order plan shows them and sums them up (and
+// `plan -o json` lists their counts and keys: docs/json.md).
 func (p *Plan) Lanes() []LanePart {
 	return []LanePart{dnsPart(p.Nodes), statePart(p.Nodes), movePart{p.Move, p.Namespace},
 		SpireChanges(p.Spire), CentralChanges(p.Central)}
