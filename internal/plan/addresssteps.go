@@ -62,7 +62,7 @@ func movedAddress(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, keys []Key
 	if !replaced || len(early) == 0 || len(before) == 0 {
 		return slices.Concat(objects(keys), removed, before), nil
 	}
-	publish := []Step{{Kind: StepPublishDNS, Node: n.Name, Records: early}}
+	publish := []Step{{Kind: StepPublishDNS, Node: n.Name, Payload: DNSPublish{early}}}
 	if g.AddressModeOf(n) != spec.BehindGateway {
 		return slices.Concat(objects(keys), removed, before, publish), early
 	}

@@ -134,7 +134,7 @@ func TestBuildStepsMovedAddress(t *testing.T) {
 			slices.Concat([]Step{
 				{Kind: StepApplyObjects, Node: "www", Objects: wwwRoutes},
 				{Kind: StepAwaitAccepted, Node: "www", Objects: wwwRoutes, Limit: limit},
-				{Kind: StepPublishDNS, Node: "www", Records: []RecordChange{name("www", "update")}},
+				{Kind: StepPublishDNS, Node: "www", Payload: DNSPublish{[]RecordChange{name("www", "update")}}},
 				{Kind: StepApplyObjects, Node: "www", Objects: []Key{k("Service", "www")}},
 			}, rollout("www"), []Step{{Kind: StepAwaitResolved, Node: "www", Objects: wwwRoutes, Limit: limit}})},
 		{"an address of its own again: names on the new address before the rollout, mail after", NodePlan{Node: "mail",
@@ -143,15 +143,15 @@ func TestBuildStepsMovedAddress(t *testing.T) {
 			slices.Concat([]Step{
 				{Kind: StepApplyObjects, Node: "mail", Objects: []Key{k("Service", "mail")}},
 				{Kind: StepAwaitAddress, Node: "mail", Object: kp("Service", "mail"), Limit: limit},
-				{Kind: StepPublishDNS, Node: "mail", Records: []RecordChange{name("mail", "update")}},
-			}, rollout("mail"), []Step{{Kind: StepPublishDNS, Node: "mail", Records: []RecordChange{mx}}})},
+				{Kind: StepPublishDNS, Node: "mail", Payload: DNSPublish{[]RecordChange{name("mail", "update")}}},
+			}, rollout("mail"), []Step{{Kind: StepPublishDNS, Node: "mail", Payload: DNSPublish{[]RecordChange{mx}}}})},
 		{"a Service only updated: names after the rollout", NodePlan{Node: "mail",
 			Changes: []Change{{Key: k("Service", "mail"), Action: Update}, {Key: k("Deployment", "mail"), Action: Update}},
 			Records: []RecordChange{name("mail", "update")}},
 			slices.Concat([]Step{
 				{Kind: StepApplyObjects, Node: "mail", Objects: []Key{k("Service", "mail")}},
 				{Kind: StepAwaitAddress, Node: "mail", Object: kp("Service", "mail"), Limit: limit},
-			}, rollout("mail"), []Step{{Kind: StepPublishDNS, Node: "mail", Records: []RecordChange{name("mail", "update")}}})},
+			}, rollout("mail"), []Step{{Kind: StepPublishDNS, Node: "mail", Payload: DNSPublish{[]RecordChange{name("mail", "update")}}}})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

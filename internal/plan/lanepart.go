@@ -11,10 +11,15 @@ package plan
 // place in BuildSteps, the one place that orders steps.
 
 // StepPayload is a lane's data in one of its steps: what the lane's executor runs (it takes
-// its own type back with a type assertion) and how plan prints the step. Never in JSON: apply
-// builds its steps again from the plan's own fields (BuildSteps).
+// its own type back with a type assertion) and how plan prints the step. The payloads of the
+// kinds stepjson.go names (a step's DNS records, migration, kept state version) are members
+// of the step's JSON, where they were as fields of Step; the others never are: apply builds
+// its steps again from the plan's own fields (BuildSteps).
 type StepPayload interface {
-	// StepText says what the step does, as `plan` prints it (Step.String).
+	// StepText says what the step does, as `plan` prints it (Step.String): all of a step of
+	// the lane's own; on a step whose line is another's (a migration on the rollout's steps)
+	// or says more (the Job and limit of a remove-copy), the lane's share, which Step.String
+	// puts in its place.
 	StepText() string
 }
 

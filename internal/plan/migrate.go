@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"time"
 
 	"slipway.dev/slipway/internal/spec"
@@ -54,7 +55,7 @@ func addMigrations(p *Plan, in Input) {
 // removeCopy is the step that removes a node's copy once the data is at version.
 func removeCopy(ns, node, version string, limit time.Duration) Step {
 	k := removeCopyJob(ns, node)
-	return Step{Kind: StepRemoveCopy, Node: node, Object: &k, StateVersion: version, Limit: limit}
+	return Step{Kind: StepRemoveCopy, Node: node, Object: &k, Limit: limit, Payload: CopyRemoval{version}}
 }
 
 // removeCopyJob is the key of the Job that removes node's copy: named as its claim.
@@ -63,7 +64,7 @@ func removeCopyJob(ns, node string) Key {
 }
 
 // migrationText is "1 -> 2", "none -> 2" for a node that had no version.
-func migrationText(m *Migration) string { return quoted(m.From) + " -> " + quoted(m.To) }
+func migrationText(m Migration) string { return quoted(m.From) + " -> " + quoted(m.To) }
 
 // quoted is a version as plan prints it: "none" for no version.
 func quoted(v string) string {
@@ -72,3 +73,54 @@ func quoted(v string) string {
 	}
 	return v
 }
+
+// The migrate lane's payloads (SPEC §6a). Two ride on the rollout's steps: their StepText is
+// the lane's share of the rollout's line, which Step.String puts in its place; the third is
+// the version its own remove-copy step keeps. Each member is the step's member of the same
+// name in JSON ("migration", "stateVersion").
+
+// MigrationCopy is the payload of the apply-deployment of a node whose state version
+// changes: its new pod's init container copies /var/lib before the node starts.
+type MigrationCopy struct {
+	Migration Migration `json:"migration"`
+}
+
+// StepText is what the migration adds to the apply-deployment's line.
+func (m MigrationCopy) StepText() string {
+	return fmt.Sprintf("state migration %s: its init container %s copies /var/lib on the volume before the node starts", migrationText(m.Migration), spec.InitContainerState)
+}
+
+// MigrationRestore is the payload of the await-rollout that follows a MigrationCopy: a failed
+// rollout puts the copy back, and the state keeps the version the node had.
+type MigrationRestore struct {
+	Migration Migration `json:"migration"`
+}
+
+// StepText is what the migration adds to the await-rollout's rollback.
+func (m MigrationRestore) StepText() string {
+	return "which puts the copy of /var/lib back first; the state keeps version " + quoted(m.Migration.From)
+}
+
+// migrationPayloads are the payloads of a node's apply-deployment and await-rollout: none
+// without a migration.
+func migrationPayloads(m *Migration) (apply, await StepPayload) {
+	if m == nil {
+		return nil, nil
+	}
+	return MigrationCopy{*m}, MigrationRestore{*m}
+}
+
+// CopyRemoval is the payload of a remove-copy step: the state version whose data the step
+// keeps (never "": a copy is taken for a migration to a version).
+type CopyRemoval struct {
+	StateVersion string `json:"stateVersion,omitempty"`
+}
+
+// StepText is what the version adds to the remove-copy's line.
+func (c CopyRemoval) StepText() string { return "the data stays at state version " + c.StateVersion }
+
+var (
+	_ StepPayload = MigrationCopy{}
+	_ StepPayload = MigrationRestore{}
+	_ StepPayload = CopyRemoval{}
+)

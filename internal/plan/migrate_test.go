@@ -87,8 +87,8 @@ func TestMigrations(t *testing.T) {
 			var kinds []StepKind
 			for _, st := range BuildSteps(p, g, func(*spec.Node) time.Duration { return time.Minute }).Node("web") {
 				kinds = append(kinds, st.Kind)
-				if st.Kind == StepRemoveCopy && st.StateVersion != tc.had && st.StateVersion != tc.want {
-					t.Errorf("remove-copy keeps version %q, want %q or %q", st.StateVersion, tc.had, tc.want)
+				if kept, _ := st.Payload.(CopyRemoval); st.Kind == StepRemoveCopy && kept.StateVersion != tc.had && kept.StateVersion != tc.want {
+					t.Errorf("remove-copy keeps version %q, want %q or %q", kept.StateVersion, tc.had, tc.want)
 				}
 			}
 			if diff := cmp.Diff(tc.wantSteps, kinds); diff != "" {

@@ -72,3 +72,40 @@ func recordConflicts(np *NodePlan) []string {
 	}
 	return why
 }
+
+// DNSPublish is the publish lane's payload of a publish-dns step: the record sets it
+// publishes, as planned (SPEC §7). Its member is the step's "records" in JSON.
+type DNSPublish struct {
+	Records []RecordChange `json:"records,omitempty"`
+}
+
+// StepText is how plan prints a publish-dns step.
+func (d DNSPublish) StepText() string {
+	return "publish dns " + recordNames(d.Records) + " (one UPDATE each, after the address is known)"
+}
+
+// DNSRetire is the publish lane's payload of a retire-dns step: the record sets it retires,
+// as planned. Its member is the step's "records" in JSON.
+type DNSRetire struct {
+	Records []RecordChange `json:"records,omitempty"`
+}
+
+// StepText is how plan prints a retire-dns step.
+func (d DNSRetire) StepText() string { return "retire dns " + recordNames(d.Records) }
+
+// recordNames lists record sets by name, a mail set with its kind.
+func recordNames(rs []RecordChange) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.Name
+		if r.Kind != "address" {
+			parts[i] += " (" + r.Kind + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+var (
+	_ StepPayload = DNSPublish{}
+	_ StepPayload = DNSRetire{}
+)

@@ -27,15 +27,15 @@ func TestBuildStepsDNS(t *testing.T) {
 	want := &Steps{
 		Nodes: []NodeSteps{
 			{Node: "db", Steps: []Step{
-				{Kind: StepRetireDNS, Node: "db", Records: []RecordChange{gone}},
+				{Kind: StepRetireDNS, Node: "db", Payload: DNSRetire{[]RecordChange{gone}}},
 				{Kind: StepApplyDeployment, Node: "db", Object: &dep, Action: Update},
 				{Kind: StepAwaitRollout, Node: "db", Object: &dep, Replicas: 1, Limit: 2 * time.Minute, Rollback: RollbackLastReady},
-				{Kind: StepPublishDNS, Node: "db", Records: []RecordChange{add, mx}},
+				{Kind: StepPublishDNS, Node: "db", Payload: DNSPublish{[]RecordChange{add, mx}}},
 			}},
 			{Node: "web"},
 		},
 		After: []Step{
-			{Kind: StepRetireDNS, Node: "gone", Records: []RecordChange{{Name: "gone.example.org", Kind: "address", Action: Delete}}},
+			{Kind: StepRetireDNS, Node: "gone", Payload: DNSRetire{[]RecordChange{{Name: "gone.example.org", Kind: "address", Action: Delete}}}},
 			{Kind: StepRemoveNode, Node: "gone", Objects: []Key{{Kind: "Deployment", Namespace: "demo", Name: "gone"}}},
 		},
 	}

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -96,55 +94,14 @@ type Step struct {
 	Replicas int32         `json:"-"`
 	Limit    time.Duration `json:"-"` // await-rollout, await-ready, start-role
 	Rollback Rollback      `json:"rollback,omitempty"`
-	// Records are what publish-dns and retire-dns change, as planned.
-	Records []RecordChange `json:"records,omitempty"`
-	// Migration is the state version change an apply-deployment or await-rollout rolls out;
-	// StateVersion the version whose data a remove-copy keeps (SPEC §6a).
-	Migration    *Migration `json:"migration,omitempty"`
-	StateVersion string     `json:"stateVersion,omitempty"`
-	// Payload is a lane's data in its step (lanepart.go): a spire step's SpireChanges (the
-	// plan's own, Plan.Spire), a central step's CentralChanges (a share of Plan.Central). A
-	// saved plan keeps them in its own fields, so the step leaves them out of JSON.
+	// Payload is a lane's data in its step (lanepart.go): the records a publish-dns or
+	// retire-dns changes (DNSPublish, DNSRetire), the migration an apply-deployment or
+	// await-rollout rolls out (MigrationCopy, MigrationRestore), the version a remove-copy
+	// keeps (CopyRemoval); a spire step's SpireChanges (the plan's own, Plan.Spire), a
+	// central step's CentralChanges (a share of Plan.Central). The first are members of the
+	// step's JSON, as they were when they were fields of Step; the others the plan keeps in
+	// its own fields (stepjson.go).
 	Payload StepPayload `json:"-"`
-}
-
-// stepJSON is a Step as JSON: the limit as text ("5m0s"), replicas only where they count.
-type stepJSON struct {
-	step
-	Replicas *int32 `json:"replicas,omitempty"`
-	Limit    string `json:"limit,omitempty"`
-}
-
-type step Step // without its methods: no recursion into MarshalJSON
-
-func (s Step) MarshalJSON() ([]byte, error) {
-	j := stepJSON{step: step(s)}
-	if s.Kind == StepAwaitRollout || s.Kind == StepAwaitReady || s.Kind == StepStartRole {
-		j.Replicas = &s.Replicas
-	}
-	if s.Limit > 0 {
-		j.Limit = s.Limit.String()
-	}
-	return json.Marshal(j)
-}
-
-func (s *Step) UnmarshalJSON(b []byte) error {
-	var j stepJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*s = Step(j.step)
-	if j.Replicas != nil {
-		s.Replicas = *j.Replicas
-	}
-	if j.Limit != "" {
-		d, err := time.ParseDuration(j.Limit)
-		if err != nil {
-			return fmt.Errorf("step %s: limit: %w", j.Kind, err)
-		}
-		s.Limit = d
-	}
-	return nil
 }
 
 // NodeSteps are one node's steps, in order.
@@ -219,7 +176,7 @@ func BuildSteps(p *Plan, g *spec.Group, limit func(*spec.Node) time.Duration) *S
 			continue
 		}
 		if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Delete }); len(rs) > 0 {
-			s.After = append(s.After, Step{Kind: StepRetireDNS, Node: np.Node, Records: rs})
+			s.After = append(s.After, Step{Kind: StepRetireDNS, Node: np.Node, Payload: DNSRetire{rs}})
 		}
 		if keys := keysWhere(np.Changes, func(c Change) bool { return c.Action == Delete }); len(keys) > 0 {
 			s.After = append(s.After, Step{Kind: StepRemoveNode, Node: np.Node, Objects: keys})
@@ -256,7 +213,7 @@ func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration, np *No
 		return out
 	}
 	if rs := recordsWhere(np.Records, func(r RecordChange) bool { return r.Action == Delete }); len(rs) > 0 {
-		out = append(out, Step{Kind: StepRetireDNS, Node: n.Name, Records: rs})
+		out = append(out, Step{Kind: StepRetireDNS, Node: n.Name, Payload: DNSRetire{rs}})
 	}
 	var early []RecordChange // published before the rollout (movedAddress)
 	if len(np.Changes) > 0 {
@@ -270,7 +227,7 @@ func nodeSteps(p *Plan, g *spec.Group, n *spec.Node, limit time.Duration, np *No
 		return (r.Action == Create || r.Action == Update) &&
 			!slices.ContainsFunc(early, func(e RecordChange) bool { return e.Name == r.Name && e.Kind == r.Kind })
 	}); len(rs) > 0 {
-		out = append(out, Step{Kind: StepPublishDNS, Node: n.Name, Records: rs})
+		out = append(out, Step{Kind: StepPublishDNS, Node: n.Name, Payload: DNSPublish{rs}})
 	}
 	return out
 }
@@ -312,9 +269,10 @@ func objectSteps(p *Plan, g *spec.Group, n *spec.Node, np *NodePlan, limit time.
 		if p.Suspended {
 			replicas = 0
 		}
+		apply, await := migrationPayloads(np.Migration)
 		out = append(out,
-			Step{Kind: StepApplyDeployment, Node: n.Name, Object: &mainKey, Action: main.Action, Migration: np.Migration},
-			Step{Kind: StepAwaitRollout, Node: n.Name, Object: &mainKey, Replicas: replicas, Limit: limit, Rollback: rb, Migration: np.Migration})
+			Step{Kind: StepApplyDeployment, Node: n.Name, Object: &mainKey, Action: main.Action, Payload: apply},
+			Step{Kind: StepAwaitRollout, Node: n.Name, Object: &mainKey, Replicas: replicas, Limit: limit, Rollback: rb, Payload: await})
 		if np.Migration != nil && !p.Suspended {
 			out = append(out, removeCopy(p.Namespace, n.Name, np.Migration.To, limit))
 		}

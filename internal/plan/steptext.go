@@ -3,14 +3,16 @@ package plan
 import (
 	"fmt"
 	"strings"
-
-	"slipway.dev/slipway/internal/spec"
 )
 
-// String says what the step does, as `plan` prints it.
+// String says what the step does, as `plan` prints it. A lane's payload says it: all of a
+// step of the lane's own (spire, central, dns), or the lane's share of a step whose line is
+// another's (a migration's on the rollout's steps, the version a remove-copy keeps), which
+// String puts in its place.
 func (s Step) String() string {
+	var lane string
 	if s.Payload != nil {
-		return s.Payload.StepText()
+		lane = s.Payload.StepText()
 	}
 	switch s.Kind {
 	case StepPush:
@@ -20,14 +22,11 @@ func (s Step) String() string {
 	case StepStopRole:
 		return fmt.Sprintf("stop role %s (Deployment %s to 0 replicas)", s.Role, s.Object.Name)
 	case StepApplyDeployment:
-		if s.Migration != nil {
-			return fmt.Sprintf("%s Deployment %s (state migration %s: its init container %s copies /var/lib on the volume before the node starts)", s.Action, s.Object.Name, migrationText(s.Migration), spec.InitContainerState)
-		}
-		return fmt.Sprintf("%s Deployment %s", s.Action, s.Object.Name)
+		return fmt.Sprintf("%s Deployment %s", s.Action, s.Object.Name) + parenthesized(lane)
 	case StepAwaitRollout:
 		back := "on failure roll back to the last template that ran ready"
-		if s.Migration != nil {
-			back += ", which puts the copy of /var/lib back first; the state keeps version " + quoted(s.Migration.From)
+		if lane != "" {
+			back += ", " + lane
 		}
 		if s.Rollback == RollbackNone {
 			back = "nothing to roll back to"
@@ -45,15 +44,15 @@ func (s Step) String() string {
 		}
 		return fmt.Sprintf("start role %s (%s, %s, limit %s)", s.Role, what, replicasText(s.Replicas), s.Limit)
 	case StepRemoveCopy:
-		return fmt.Sprintf("remove the copy of /var/lib from the volume (Job %s on the pod's host; the data stays at state version %s; limit %s)", s.Object.Name, s.StateVersion, s.Limit)
+		where := "Job " + s.Object.Name + " on the pod's host"
+		if lane != "" {
+			where += "; " + lane
+		}
+		return fmt.Sprintf("remove the copy of /var/lib from the volume (%s; limit %s)", where, s.Limit)
 	case StepPrune:
 		return "delete " + names(s.Objects)
 	case StepRemoveNode:
 		return "remove node " + s.Node + ": delete " + names(s.Objects)
-	case StepRetireDNS:
-		return "retire dns " + recordNames(s.Records)
-	case StepPublishDNS:
-		return "publish dns " + recordNames(s.Records) + " (one UPDATE each, after the address is known)"
 	case StepAwaitAddress:
 		return fmt.Sprintf("await the load-balancer address of Service %s (limit %s)", s.Object.Name, s.Limit)
 	case StepAwaitAccepted:
@@ -63,7 +62,18 @@ func (s Step) String() string {
 	case StepAwaitResolved:
 		return fmt.Sprintf("await the references of %s resolved (limit %s)", names(s.Objects), s.Limit)
 	}
+	if lane != "" {
+		return lane
+	}
 	return string(s.Kind)
+}
+
+// parenthesized is " (text)", "" for no text.
+func parenthesized(text string) string {
+	if text == "" {
+		return ""
+	}
+	return " (" + text + ")"
 }
 
 func replicasText(n int32) string {
@@ -78,18 +88,6 @@ func names(ks []Key) string {
 	parts := make([]string, len(ks))
 	for i, k := range ks {
 		parts[i] = k.Kind + " " + k.Name
-	}
-	return strings.Join(parts, ", ")
-}
-
-// recordNames lists record sets by name, a mail set with its kind.
-func recordNames(rs []RecordChange) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = r.Name
-		if r.Kind != "address" {
-			parts[i] += " (" + r.Kind + ")"
-		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -38,6 +38,12 @@ func TestDocsJSONExamples(t *testing.T) {
 			// Replicas are printed for the steps that wait for pods.
 			p.Steps.Before[0].Kind = plan.StepStartRole
 			p.Steps.Nodes[0].Steps[0].Kind = plan.StepAwaitRollout
+			// The lanes' payloads a step's JSON carries (plan/stepjson.go): one step of each.
+			n := p.Nodes[0]
+			p.Steps.Nodes[0].Steps[0].Payload = plan.MigrationRestore{Migration: *n.Migration}
+			p.Steps.Nodes[0].Steps = append(p.Steps.Nodes[0].Steps,
+				plan.Step{Kind: plan.StepPublishDNS, Payload: plan.DNSPublish{Records: n.Records}},
+				plan.Step{Kind: plan.StepRemoveCopy, Payload: plan.CopyRemoval{StateVersion: "x"}})
 			if err := ui.PlanJSON(w, p); err != nil {
 				t.Fatal(err)
 			}

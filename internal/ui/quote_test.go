@@ -57,7 +57,7 @@ func TestHostileValuesQuoted(t *testing.T) {
 			Migration: &plan.Migration{From: hostile, To: "2"},
 		}},
 		Spire: []plan.SpireChange{{Node: "web", What: "entry", Name: "spiffe://td/" + hostile, Action: plan.Delete, Cluster: "uid-" + hostile}},
-		Steps: &plan.Steps{Nodes: []plan.NodeSteps{{Node: "web", Steps: []plan.Step{{Kind: plan.StepRemoveCopy, Node: "web", Object: &plan.Key{Kind: "Job", Namespace: "demo", Name: "web-state"}, StateVersion: hostile}}}}},
+		Steps: &plan.Steps{Nodes: []plan.NodeSteps{{Node: "web", Steps: []plan.Step{{Kind: plan.StepRemoveCopy, Node: "web", Object: &plan.Key{Kind: "Job", Namespace: "demo", Name: "web-state"}, Payload: plan.CopyRemoval{StateVersion: hostile}}}}}},
 	}
 	rollout := &event.Rollout{Result: event.RolloutRolledBack, Digest: "sha256:" + hostile, Message: hostile}
 	st := &status.Group{Group: "demo", Namespace: "demo", Applied: true, Nodes: []status.Node{{

@@ -24,15 +24,16 @@ func (l *Lane) removeCopy(ctx context.Context, nr *lane.NodeRun, st plan.Step) e
 	if cp == nil {
 		return nil // none held: the rollout put it back, or an earlier run removed it
 	}
-	if v := stateVersion(nr.Rec, st.Node); v != st.StateVersion || cp.To != v {
-		return fmt.Errorf("the copy of /var/lib taken at state version %s stays: the state says the data is at version %s, not %s", state.VersionText(cp.From), state.VersionText(v), state.VersionText(st.StateVersion))
+	kept, _ := st.Payload.(plan.CopyRemoval)
+	if v := stateVersion(nr.Rec, st.Node); v != kept.StateVersion || cp.To != v {
+		return fmt.Errorf("the copy of /var/lib taken at state version %s stays: the state says the data is at version %s, not %s", state.VersionText(cp.From), state.VersionText(v), state.VersionText(kept.StateVersion))
 	}
 	ns := nr.Plan.Namespace
 	live, _, pods, _ := nr.Watch.Deployment(ns, st.Node)
 	if live == nil {
 		return fmt.Errorf("deployment %s: not found: the copy of /var/lib stays", st.Node)
 	}
-	job := render.StateRemovalJob(ns, nr.Plan.Group, st.Node, st.StateVersion,
+	job := render.StateRemovalJob(ns, nr.Plan.Group, st.Node, kept.StateVersion,
 		render.RunningImage(live.Spec.Template.Spec.Containers), podHost(pods), &live.Spec.Template.Spec)
 	l.env.Emit(event.Event{Node: st.Node, Phase: event.PhaseApply, Message: fmt.Sprintf("removing the copy of /var/lib taken at state version %s (Job %s)", state.VersionText(cp.From), job.Name)})
 	if err := l.kube.RunJob(ctx, job, st.Limit); err != nil {

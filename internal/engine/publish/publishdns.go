@@ -31,7 +31,8 @@ func (l *Lane) publishDNS(ctx context.Context, nr *lane.NodeRun, st plan.Step) e
 		}
 	}
 	var items []dnsItem
-	for _, rc := range st.Records {
+	planned, _ := st.Payload.(plan.DNSPublish)
+	for _, rc := range planned.Records {
 		it, ok := want[rc.Name+"\x00"+rc.Kind]
 		if !ok {
 			continue // the plan was made from another file: nothing of it to publish here

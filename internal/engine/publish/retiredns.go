@@ -14,9 +14,10 @@ import (
 // removed from the file, the node removed), each only while it is still ours, in the zone
 // the state says it was published in.
 func (l *Lane) retireDNS(ctx context.Context, nr *lane.NodeRun, st plan.Step) error {
-	items := make([]dnsItem, len(st.Records))
+	planned, _ := st.Payload.(plan.DNSRetire)
+	items := make([]dnsItem, len(planned.Records))
 	nr.Rec.View(func(d *state.Document) {
-		for i, rc := range st.Records {
+		for i, rc := range planned.Records {
 			items[i] = dnsItem{node: st.Node, name: rc.Name, kind: dns.Kind(rc.Kind), zone: recordedZone(d, rc.Name, rc.Kind)}
 		}
 	})

@@ -45,8 +45,8 @@ func (l *Lane) applyDeployment(ctx context.Context, nr *lane.NodeRun, st plan.St
 		if nr.Plan.Suspended {
 			msg = suspendedNote
 		}
-		if st.Migration != nil {
-			if err := l.o.Migrate.Migrating(ctx, nr.Rec, st.Node, k.Name, st.Migration.To); err != nil {
+		if m, ok := st.Payload.(plan.MigrationCopy); ok {
+			if err := l.o.Migrate.Migrating(ctx, nr.Rec, st.Node, k.Name, m.Migration.To); err != nil {
 				return err
 			}
 		}
