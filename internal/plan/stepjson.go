@@ -8,31 +8,49 @@ import (
 	"time"
 )
 
-// stepPayloads are the payloads a step's JSON carries, by the step's kind, and how each is
-// read back: a saved plan's steps and `plan -o json` show them. Each is a struct whose fields
-// are members of the step's object, written after rollback, where they were when they were
-// fields of Step: the JSON stays as it was. A kind not named here keeps its payload out of
-// JSON: a spire or central step's, which the plan saves in its own fields (Plan.Spire,
-// Plan.Central) and BuildSteps puts in the steps again.
-var stepPayloads = map[StepKind]func(step []byte) (StepPayload, error){
-	StepPublishDNS:      payloadOf[DNSPublish],
-	StepRetireDNS:       payloadOf[DNSRetire],
-	StepApplyDeployment: payloadOf[MigrationCopy],
-	StepAwaitRollout:    payloadOf[MigrationRestore],
-	StepRemoveCopy:      payloadOf[CopyRemoval],
+// stepPayloads are the payloads a step's JSON carries, by the step's kind: the type each
+// kind's payload has and is read back as. A saved plan's steps and `plan -o json` show them.
+// Each is a struct whose fields are members of the step's object, written after rollback,
+// where they were when they were fields of Step: the JSON stays as it was. A kind not named
+// here keeps its payload out of JSON: a spire or central step's, which the plan saves in its
+// own fields (Plan.Spire, Plan.Central) and BuildSteps puts in the steps again.
+var stepPayloads = map[StepKind]reflect.Type{
+	StepPublishDNS:      reflect.TypeFor[DNSPublish](),
+	StepRetireDNS:       reflect.TypeFor[DNSRetire](),
+	StepApplyDeployment: reflect.TypeFor[MigrationCopy](),
+	StepAwaitRollout:    reflect.TypeFor[MigrationRestore](),
+	StepRemoveCopy:      reflect.TypeFor[CopyRemoval](),
 }
 
-// payloadOf reads a payload of type P from a step's JSON object; nil when the object holds
-// none of P's members (an apply-deployment without a migration).
-func payloadOf[P StepPayload](step []byte) (StepPayload, error) {
-	var p P
-	if err := json.Unmarshal(step, &p); err != nil {
-		return nil, err
-	}
-	if reflect.ValueOf(p).IsZero() {
+// jsonPayload is the payload s's JSON carries: nil when its kind's carries none, an error
+// when s's payload is not of the type its kind's is read back as.
+func jsonPayload(s Step) (StepPayload, error) {
+	t, ok := stepPayloads[s.Kind]
+	if !ok || s.Payload == nil {
 		return nil, nil
 	}
-	return p, nil
+	if got := reflect.TypeOf(s.Payload); got != t {
+		return nil, fmt.Errorf("step %s: payload %s, want %s", s.Kind, got, t)
+	}
+	return s.Payload, nil
+}
+
+// readPayload reads the payload of a step of kind from the step's JSON object; nil when its
+// kind's JSON carries none, or the object holds none of its members (an apply-deployment
+// without a migration).
+func readPayload(kind StepKind, step []byte) (StepPayload, error) {
+	t, ok := stepPayloads[kind]
+	if !ok {
+		return nil, nil
+	}
+	p := reflect.New(t)
+	if err := json.Unmarshal(step, p.Interface()); err != nil {
+		return nil, err
+	}
+	if p.Elem().IsZero() {
+		return nil, nil
+	}
+	return p.Elem().Interface().(StepPayload), nil
 }
 
 // stepTail is the end of a Step's JSON: the limit as text ("5m0s"), replicas only where they
@@ -60,9 +78,13 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	if s.Limit > 0 {
 		tail.Limit = s.Limit.String()
 	}
+	p, err := jsonPayload(s)
+	if err != nil {
+		return nil, err
+	}
 	parts := []any{step(s)}
-	if _, ok := stepPayloads[s.Kind]; ok && s.Payload != nil {
-		parts = append(parts, s.Payload)
+	if p != nil {
+		parts = append(parts, p)
 	}
 	parts = append(parts, tail)
 	out := []byte{'{'}
@@ -73,7 +95,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		}
 		members, ok := bytes.CutPrefix(b, []byte{'{'})
 		if !ok {
-			return nil, fmt.Errorf("step %s: its payload %T is no JSON object", s.Kind, part)
+			return nil, fmt.Errorf("step %s: %T is no JSON object", s.Kind, part)
 		}
 		members = members[:len(members)-1] // the closing brace
 		if len(members) == 0 {
@@ -104,12 +126,10 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		}
 		s.Limit = d
 	}
-	if read := stepPayloads[s.Kind]; read != nil {
-		p, err := read(b)
-		if err != nil {
-			return fmt.Errorf("step %s: %w", s.Kind, err)
-		}
-		s.Payload = p
+	p, err := readPayload(s.Kind, b)
+	if err != nil {
+		return fmt.Errorf("step %s: %w", s.Kind, err)
 	}
+	s.Payload = p
 	return nil
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,15 +108,23 @@ func TestStepJSONLeavesOutPlanPayloads(t *testing.T) {
 	}
 }
 
-// TestStepJSONRefusesBadPayload: a payload that is no JSON object is an error naming the
-// step, not a broken file; a payload of the wrong shape read back is one too.
+// TestStepJSONRefusesBadPayload: a payload of another type than its kind's is an error
+// naming the step, not a file that reads back as something else; a payload of the wrong
+// shape read back is one too.
 func TestStepJSONRefusesBadPayload(t *testing.T) {
-	if _, err := json.Marshal(Step{Kind: StepPublishDNS, Payload: SpireChanges{}}); err == nil {
-		t.Error("a publish-dns step with a spire payload was written")
+	for _, s := range []Step{
+		{Kind: StepPublishDNS, Payload: SpireChanges{}},
+		{Kind: StepPublishDNS, Payload: DNSRetire{[]RecordChange{{Name: "www.example.org", Kind: "address", Action: Delete}}}},
+		{Kind: StepAwaitRollout, Payload: MigrationCopy{Migration{From: "1", To: "2"}}},
+	} {
+		_, err := json.Marshal(s)
+		if err == nil || !strings.Contains(err.Error(), "step "+string(s.Kind)+": payload") {
+			t.Errorf("a %s step with a %T payload: error %v", s.Kind, s.Payload, err)
+		}
 	}
 	var s Step
-	if err := json.Unmarshal([]byte(`{"kind":"publish-dns","records":"www"}`), &s); err == nil {
-		t.Error(`records "www" read back without an error`)
+	if err := json.Unmarshal([]byte(`{"kind":"publish-dns","records":"www"}`), &s); err == nil || !strings.Contains(err.Error(), "step publish-dns") {
+		t.Errorf(`records "www" read back: error %v`, err)
 	}
 }
 
