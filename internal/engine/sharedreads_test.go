@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"sync"
 	"testing"
 
@@ -22,6 +20,9 @@ import (
 // engine's fake cluster, whose reads honour their namespace ("": every one) and label selector
 // as the API server's do, each read counted.
 var newCountingCluster = enginetest.NewLister
+
+// sortedKeys are the keys of objs as kind/namespace/name, sorted.
+var sortedKeys = enginetest.Keys
 
 func groupLabel(g string) map[string]string { return map[string]string{spec.LabelGroup: g} }
 
@@ -111,16 +112,6 @@ func ofGroup(all map[plan.Key]plan.Object, group string) map[plan.Key]plan.Objec
 			out[k] = o
 		}
 	}
-	return out
-}
-
-// sortedKeys are the keys of objs as kind/namespace/name, sorted.
-func sortedKeys(objs map[plan.Key]plan.Object) []string {
-	var out []string
-	for k := range maps.Keys(objs) {
-		out = append(out, k.Kind+"/"+k.Namespace+"/"+k.Name)
-	}
-	slices.Sort(out)
 	return out
 }
 

@@ -3,6 +3,7 @@ package enginetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -167,4 +168,14 @@ func (l *Lister) ListNamespaces(ctx context.Context, selector string) (map[strin
 		out[u.GetName()] = u
 	}
 	return out, nil
+}
+
+// Keys are the keys of objs as kind/namespace/name, sorted: what a test compares of a read.
+func Keys(objs map[plan.Key]plan.Object) []string {
+	var out []string
+	for k := range objs {
+		out = append(out, k.Kind+"/"+k.Namespace+"/"+k.Name)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -3,7 +3,6 @@ package sharedreads
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"testing"
 
@@ -12,7 +11,6 @@ import (
 	"slipway.dev/slipway/internal/engine/enginetest"
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/kube"
-	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -66,14 +64,7 @@ func runReads(c *enginetest.Lister) *Reads {
 }
 
 // keys are the keys of objs as kind/namespace/name, sorted.
-func keys(objs map[plan.Key]plan.Object) []string {
-	var out []string
-	for k := range maps.Keys(objs) {
-		out = append(out, k.Kind+"/"+k.Namespace+"/"+k.Name)
-	}
-	slices.Sort(out)
-	return out
-}
+var keys = enginetest.Keys
 
 func TestListManagedObjects(t *testing.T) {
 	shared := map[string]int{`list objects in "" by "` + runSelector + `"`: 1}
