@@ -2,123 +2,27 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
+	"slipway.dev/slipway/internal/engine/enginetest"
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/image"
-	"slipway.dev/slipway/internal/kube"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
 )
 
-// countingCluster is a stand-in for the API server in the tests of SharedReads: the engine's
-// fake cluster, whose reads honour their namespace ("": every one) and label selector as the
-// API server's do, each read counted.
-type countingCluster struct {
-	*fakeCluster
-	mu    sync.Mutex
-	reads map[string]int
-}
+// newCountingCluster is the stand-in for the API server in the tests of SharedReads: the
+// engine's fake cluster, whose reads honour their namespace ("": every one) and label selector
+// as the API server's do, each read counted.
+var newCountingCluster = enginetest.NewLister
 
-func newCountingCluster() *countingCluster {
-	return &countingCluster{fakeCluster: newFakeCluster(), reads: map[string]int{}}
-}
-
-func (c *countingCluster) count(read string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reads[read]++
-}
-
-// Reads returns the reads so far and forgets them.
-func (c *countingCluster) Reads() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.reads
-	c.reads = map[string]int{}
-	return out
-}
-
-// matching are the objects of kind (any but Namespace when "") in ns ("": every one) that
-// carry selector.
-func (c *countingCluster) matching(kind, ns, selector string) []*unstructured.Unstructured {
-	sel, err := labels.Parse(selector)
-	if err != nil {
-		panic(err)
-	}
-	c.fakeCluster.Mu.Lock()
-	defer c.fakeCluster.Mu.Unlock()
-	var out []*unstructured.Unstructured
-	for k, u := range c.Objects {
-		switch {
-		case kind == "" && k.Kind == "Namespace", kind != "" && k.Kind != kind, ns != "" && k.Namespace != ns:
-		case sel.Matches(labels.Set(u.GetLabels())):
-			out = append(out, u.DeepCopy())
-		}
-	}
-	return out
-}
-
-func (c *countingCluster) ListManagedObjects(_ context.Context, ns, selector string) (map[plan.Key]plan.Object, error) {
-	c.count(fmt.Sprintf("list objects in %q by %q", ns, selector))
-	out := map[plan.Key]plan.Object{}
-	for _, u := range c.matching("", ns, selector) {
-		out[plan.Key{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}] = typedOrNot(u)
-	}
-	return out, nil
-}
-
-func (c *countingCluster) ListWorkloads(_ context.Context, ns, selector string) (*kube.Workloads, error) {
-	c.count(fmt.Sprintf("list workloads in %q by %q", ns, selector))
-	out := &kube.Workloads{}
-	for _, u := range c.matching("Deployment", ns, selector) {
-		d := &appsv1.Deployment{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
-			return nil, err
-		}
-		out.Deployments = append(out.Deployments, d)
-	}
-	return out, nil
-}
-
-func (c *countingCluster) Namespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
-	c.count("get namespace " + ns)
-	return c.fakeCluster.Namespace(ctx, ns)
-}
-
-func (c *countingCluster) ListNamespaces(_ context.Context, selector string) (map[string]*unstructured.Unstructured, error) {
-	c.count(fmt.Sprintf("list namespaces by %q", selector))
-	out := map[string]*unstructured.Unstructured{}
-	for _, u := range c.matching("Namespace", "", selector) {
-		out[u.GetName()] = u
-	}
-	return out, nil
-}
-
-// put adds an object of kind to the cluster, with labels.
-func (c *countingCluster) put(apiVersion, kind, ns, name string, lbls map[string]string) {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(apiVersion)
-	u.SetKind(kind)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	u.SetLabels(lbls)
-	c.fakeCluster.Mu.Lock()
-	defer c.fakeCluster.Mu.Unlock()
-	c.Objects[plan.Key{Kind: kind, Namespace: ns, Name: name}] = u
-}
+// sortedKeys are the keys of objs as kind/namespace/name, sorted.
+var sortedKeys = enginetest.Keys
 
 func groupLabel(g string) map[string]string { return map[string]string{spec.LabelGroup: g} }
 
@@ -131,16 +35,16 @@ func TestSharedReadsReadOnce(t *testing.T) {
 	ctx := context.Background()
 	c := newCountingCluster()
 	for _, g := range []string{"a", "b", "c"} {
-		c.put("v1", "Namespace", "", g, groupLabel(g))
-		c.put("apps/v1", "Deployment", g, "web", groupLabel(g))
-		c.put("v1", "Service", g, "web", groupLabel(g))
+		c.Put("v1", "Namespace", "", g, groupLabel(g))
+		c.Put("apps/v1", "Deployment", g, "web", groupLabel(g))
+		c.Put("v1", "Service", g, "web", groupLabel(g))
 	}
-	c.put("v1", "ConfigMap", "a", "theirs", nil)                      // someone else's, unlabelled
-	c.put("apps/v1", "Deployment", "a", "other", groupLabel("other")) // a group not in the run
-	c.put("apps/v1", "Deployment", "b", "from-a", groupLabel("a"))    // group a's, in b's namespace
-	c.put("v1", "Namespace", "", "d", nil)                            // a namespace slipway did not make
-	c.put("apps/v1", "Deployment", "d", "web", groupLabel("d"))
-	c.put("v1", "Service", "d", "web", groupLabel("d")) // in it, group d's
+	c.Put("v1", "ConfigMap", "a", "theirs", nil)                      // someone else's, unlabelled
+	c.Put("apps/v1", "Deployment", "a", "other", groupLabel("other")) // a group not in the run
+	c.Put("apps/v1", "Deployment", "b", "from-a", groupLabel("a"))    // group a's, in b's namespace
+	c.Put("v1", "Namespace", "", "d", nil)                            // a namespace slipway did not make
+	c.Put("apps/v1", "Deployment", "d", "web", groupLabel("d"))
+	c.Put("v1", "Service", "d", "web", groupLabel("d")) // in it, group d's
 	s := NewSharedReads(c)
 	for _, g := range []string{"a", "b", "d"} {
 		s.Cover(g, g)
@@ -148,7 +52,7 @@ func TestSharedReadsReadOnce(t *testing.T) {
 	c.Reads()
 	for range 2 { // two engines' reads of each: one read in all
 		for _, g := range []string{"a", "b", "d"} {
-			want, _ := c.fakeCluster.ListManagedObjects(ctx, g, "")
+			want, _ := c.Cluster.ListManagedObjects(ctx, g, "")
 			want = ofGroup(want, g)
 			got, err := s.ListManagedObjects(ctx, g, lane.GroupSelector(g))
 			if err != nil {
@@ -211,16 +115,6 @@ func ofGroup(all map[plan.Key]plan.Object, group string) map[plan.Key]plan.Objec
 	return out
 }
 
-// sortedKeys are the keys of objs as kind/namespace/name, sorted.
-func sortedKeys(objs map[plan.Key]plan.Object) []string {
-	var out []string
-	for k := range maps.Keys(objs) {
-		out = append(out, k.Kind+"/"+k.Namespace+"/"+k.Name)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestPlanWithSharedReads (issue 38): two groups planned through one SharedReads read the
 // cluster once per kind, and plan as they do alone: a group with nothing changed plans no
 // change from the shared read alone; a group whose Service name someone else's object holds
@@ -256,7 +150,7 @@ func TestPlanWithSharedReads(t *testing.T) {
 		}
 	}
 	delete(c.Objects, plan.Key{Kind: "Service", Namespace: "a", Name: "n000"})
-	c.put("v1", "Service", "a", "n000", nil) // someone else's, holding the name
+	c.Put("v1", "Service", "a", "n000", nil) // someone else's, holding the name
 	alone := map[string]plan.Counts{}
 	for name, tgt := range targets {
 		p, err := New(Options{Kube: c, Builder: bl, Publisher: reg}).Plan(ctx, tgt)
