@@ -1,6 +1,6 @@
 // Package internal_test holds the checks of internal/ as a whole: the import table of each
 // package (arch_test.go), the constants written once (onedef_test.go) and the length of its
-// files (filesize_test.go) and functions (funcsize_test.go).
+// functions (funcsize_test.go) and of the files of internal/, e2e/ and cmd/ (filesize_test.go).
 package internal_test
 
 import (
