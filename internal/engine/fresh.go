@@ -113,31 +113,19 @@ func samePlan(saved, fresh *plan.Plan) error {
 			return fmt.Errorf("saved plan: image %s was planned as %s but builds as %s now: plan again", im.Name, im.Digest, digests[im.Name])
 		}
 	}
-	if saved.Counts() != fresh.Counts() {
-		return fmt.Errorf("saved plan: the cluster or the group file changed since the plan was made: %s: plan again", countsMoved(saved.Counts(), fresh.Counts()))
+	if was, now := saved.Totals(), fresh.Totals(); !was.Equal(now) {
+		return fmt.Errorf("saved plan: the cluster or the group file changed since the plan was made: %s: plan again", countsMoved(was, now))
 	}
 	return nil
 }
 
-// countsMoved says in words which totals differ between a saved plan and one made now, e.g.
-// "objects to create: 2 planned, 3 now; images to push: 1 planned, 0 now".
-func countsMoved(saved, now plan.Counts) string {
+// countsMoved says in words which totals differ between a saved plan and one made now, the
+// plan's own and the lanes', e.g. "objects to create: 2 planned, 3 now; DNS record sets to
+// publish, change or retire: 1 planned, 0 now".
+func countsMoved(saved, now plan.Totals) string {
 	var parts []string
-	for _, c := range []struct {
-		what       string
-		saved, now int
-	}{
-		{"images to push", saved.Push, now.Push},
-		{"objects to create", saved.Create, now.Create},
-		{"objects to update", saved.Update, now.Update},
-		{"objects to replace", saved.Replace, now.Replace},
-		{"objects to delete", saved.Delete, now.Delete},
-		{"conflicts", saved.Conflict, now.Conflict},
-		{"objects being deleted", saved.Terminating, now.Terminating},
-	} {
-		if c.saved != c.now {
-			parts = append(parts, fmt.Sprintf("%s: %d planned, %d now", c.what, c.saved, c.now))
-		}
+	for _, m := range saved.Moved(now) {
+		parts = append(parts, fmt.Sprintf("%s: %d planned, %d now", m.What, m.Was, m.Now))
 	}
 	return strings.Join(parts, "; ")
 }

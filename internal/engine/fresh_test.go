@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,8 +27,56 @@ func TestSamePlanSaysWhatMoved(t *testing.T) {
 	if d := cmp.Diff(want, err.Error()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if got := countsMoved(plan.Counts{Create: 1}, plan.Counts{Create: 1, Conflict: 1}); got != "conflicts: 0 planned, 1 now" {
+	if got := countsMoved(plan.Totals{Counts: plan.Counts{Create: 1}}, plan.Totals{Counts: plan.Counts{Create: 1, Conflict: 1}}); got != "conflicts: 0 planned, 1 now" {
 		t.Errorf("countsMoved of a new conflict = %q", got)
+	}
+}
+
+// TestSamePlanNamesTheLanesThatMoved: a saved plan refused because only a lane's totals moved
+// (its DNS records, its SPIRE changes, the namespace move) says which, in words, as it does
+// for the objects: not "...: : plan again".
+func TestSamePlanNamesTheLanesThatMoved(t *testing.T) {
+	records := func(actions ...plan.Action) []plan.NodePlan {
+		np := plan.NodePlan{Node: "web"}
+		for i, a := range actions {
+			np.Records = append(np.Records, plan.RecordChange{Name: fmt.Sprintf("n%d.example.org", i), Kind: "address", Action: a})
+		}
+		return []plan.NodePlan{np}
+	}
+	entry := plan.SpireChange{What: plan.SpireEntry, Name: "spiffe://example.org/x", Action: plan.Create}
+	for _, tc := range []struct {
+		name         string
+		saved, fresh *plan.Plan
+		want         string
+	}{
+		{"records", &plan.Plan{Nodes: records(plan.Create)}, &plan.Plan{Nodes: records(plan.Create, plan.Update)},
+			"DNS record sets to publish, change or retire: 1 planned, 2 now"},
+		{"a record conflict", &plan.Plan{Nodes: records(plan.Create)}, &plan.Plan{Nodes: records(plan.Create, plan.Conflict)},
+			"DNS names held by records slipway does not own: 0 planned, 1 now"},
+		{"spire", &plan.Plan{Spire: []plan.SpireChange{entry}}, &plan.Plan{},
+			"SPIRE changes: 1 planned, 0 now"},
+		{"central", &plan.Plan{}, &plan.Plan{Central: []plan.CentralChange{{What: plan.CentralDatabase, Name: "shop.db", Action: plan.Create}}},
+			"central service changes: 0 planned, 1 now"},
+		{"a migration and a copy", &plan.Plan{Nodes: []plan.NodePlan{{Node: "db", Migration: &plan.Migration{From: "1", To: "2"}}}},
+			&plan.Plan{Nodes: []plan.NodePlan{{Node: "db", RemoveCopy: &plan.Copy{From: "1", To: "2"}}}},
+			"state migrations: 1 planned, 0 now; copies of /var/lib to remove: 0 planned, 1 now"},
+		{"the move", &plan.Plan{Namespace: "new", Move: &plan.Move{From: "old"}}, &plan.Plan{Namespace: "new"},
+			"namespace moves: 1 planned, 0 now"},
+		{"objects and records", &plan.Plan{Nodes: records(plan.Create)},
+			&plan.Plan{Nodes: []plan.NodePlan{{Node: "web", Changes: []plan.Change{{Action: plan.Create}}}}},
+			"objects to create: 0 planned, 1 now; DNS record sets to publish, change or retire: 1 planned, 0 now"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := samePlan(tc.saved, tc.fresh)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			want := "saved plan: the cluster or the group file changed since the plan was made: " + tc.want + ": plan again"
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

@@ -151,22 +151,22 @@ func TestPlanWithSharedReads(t *testing.T) {
 	}
 	delete(c.Objects, plan.Key{Kind: "Service", Namespace: "a", Name: "n000"})
 	c.Put("v1", "Service", "a", "n000", nil) // someone else's, holding the name
-	alone := map[string]plan.Counts{}
+	alone := map[string]plan.Totals{}
 	for name, tgt := range targets {
 		p, err := New(Options{Kube: c, Builder: bl, Publisher: reg}).Plan(ctx, tgt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		alone[name] = p.Counts()
+		alone[name] = p.Totals()
 	}
-	if alone["a"].Conflict != 1 || alone["b"] != (plan.Counts{}) {
+	if alone["a"].Conflict != 1 || !alone["b"].Zero() {
 		t.Fatalf("plans alone: a %+v, b %+v; want a's conflict and no change of b", alone["a"], alone["b"])
 	}
 	s := NewSharedReads(c)
 	s.Cover("a", "a")
 	s.Cover("b", "b")
 	c.Reads()
-	shared := map[string]plan.Counts{}
+	shared := map[string]plan.Totals{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for name, tgt := range targets {
@@ -177,7 +177,7 @@ func TestPlanWithSharedReads(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			shared[name] = p.Counts()
+			shared[name] = p.Totals()
 			mu.Unlock()
 		})
 	}

@@ -26,7 +26,7 @@ func TestCentralSteps(t *testing.T) {
 	if got, want := after[0].String(), "remove from the central services what the file no longer has (1 database)"; got != want {
 		t.Errorf("text %q, want %q", got, want)
 	}
-	if !p.HasChanges() || p.Counts().Central != 3 {
-		t.Errorf("counts %+v", p.Counts())
+	if !p.HasChanges() || p.Totals().N("central") != 3 {
+		t.Errorf("totals %+v", p.Totals())
 	}
 }

@@ -22,7 +22,8 @@ func (cs CentralChanges) Sections() []Section {
 
 // Counts counts the changes.
 func (cs CentralChanges) Counts() []Count {
-	return []Count{{Key: "central", N: len(cs), Text: fmt.Sprintf("%d central service change(s)", len(cs))}}
+	return []Count{{Key: "central", N: len(cs), Text: fmt.Sprintf("%d central service change(s)", len(cs)),
+		What: "central service changes"}}
 }
 
 // Applied counts the changes.

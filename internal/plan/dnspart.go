@@ -30,8 +30,10 @@ func (d dnsPart) Counts() []Count {
 	n := d.byAction()
 	changes := d.changes(n)
 	return []Count{
-		{Key: "records", N: changes, Text: fmt.Sprintf("%d DNS record set(s) to publish, change or retire", changes)},
-		{Key: "recordConflicts", N: n[Conflict], Text: fmt.Sprintf("%d DNS conflict(s): apply refuses their nodes", n[Conflict]), Tone: ToneRefused},
+		{Key: "records", N: changes, Text: fmt.Sprintf("%d DNS record set(s) to publish, change or retire", changes),
+			What: "DNS record sets to publish, change or retire"},
+		{Key: "recordConflicts", N: n[Conflict], Text: fmt.Sprintf("%d DNS conflict(s): apply refuses their nodes", n[Conflict]), Tone: ToneRefused,
+			What: "DNS names held by records slipway does not own"},
 	}
 }
 

@@ -78,6 +78,13 @@ type Count struct {
 	N    int
 	Text string // its clause in plan's closing line, shown when N is not zero
 	Tone Tone
+	// What it counts, in words without the number: a saved plan refused because the total
+	// moved says "DNS record sets to publish, change or retire: 1 planned, 2 now".
+	What string
+	// Unlisted: a total that counts (HasChanges, a saved plan's check) that plan neither
+	// prints nor lists in `plan -o json` (no Text, no key there): the namespace move, whose
+	// deletions count among the plan's own and whose section says the rest.
+	Unlisted bool
 }
 
 // Tone is how a clause of the closing line stands out on a terminal.

@@ -51,39 +51,53 @@ func TestSavedPlanKeepsLanePayloads(t *testing.T) {
 	}
 }
 
-// Each lane's part agrees with the plan's counts: its counts are the plan's, a section exactly
-// when it changes anything (but for the lanes whose rows stand in the nodes' sections), and a
-// clause of apply's line too (but for the move, whose deletions count among the plan's, and
-// the migrations, which the rollouts report).
+// Each lane's part agrees with what the plan holds: its counts are the plan's lane totals
+// (Totals, and the move's unlisted one), a section exactly when it changes anything (but for
+// the lanes whose rows stand in the nodes' sections), and a clause of apply's line too (but
+// for the move, whose deletions count among the plan's, and the migrations, which the
+// rollouts report); a refused total (a DNS conflict) is no change of its lane.
 func TestLanePartsAgreeWithCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    *Plan
+		want map[string]int // the lanes' totals not zero
 	}{
-		{"none", &Plan{}},
+		{"none", &Plan{}, map[string]int{}},
 		{"records", &Plan{Nodes: []NodePlan{{Node: "web", Records: []RecordChange{
-			{Name: "a.example.org", Kind: "address", Action: Create}, {Name: "b.example.org", Kind: "address", Action: Conflict}}}}}},
-		{"record conflict", &Plan{Nodes: []NodePlan{{Node: "web", Records: []RecordChange{{Name: "b.example.org", Kind: "address", Action: Conflict}}}}}},
-		{"migration", &Plan{Nodes: []NodePlan{{Node: "db", Migration: &Migration{From: "1", To: "2"}}, {Node: "web", RemoveCopy: &Copy{To: "1"}}}}},
-		{"move", &Plan{Namespace: "new", Move: &Move{From: "old"}}},
-		{"spire", &Plan{Spire: []SpireChange{{What: SpireEntry, Name: "spiffe://td/x", Action: Delete}}}},
-		{"central", &Plan{Central: []CentralChange{{What: CentralDatabase, Name: "shop.db", Action: Create}}}},
+			{Name: "a.example.org", Kind: "address", Action: Create}, {Name: "b.example.org", Kind: "address", Action: Conflict}}}}},
+			map[string]int{"records": 1, "recordConflicts": 1}},
+		{"record conflict", &Plan{Nodes: []NodePlan{{Node: "web", Records: []RecordChange{{Name: "b.example.org", Kind: "address", Action: Conflict}}}}},
+			map[string]int{"recordConflicts": 1}},
+		{"migration", &Plan{Nodes: []NodePlan{{Node: "db", Migration: &Migration{From: "1", To: "2"}}, {Node: "web", RemoveCopy: &Copy{To: "1"}}}},
+			map[string]int{"migrate": 1, "removeCopy": 1}},
+		{"move", &Plan{Namespace: "new", Move: &Move{From: "old"}}, map[string]int{"move": 1}},
+		{"spire", &Plan{Spire: []SpireChange{{What: SpireEntry, Name: "spiffe://td/x", Action: Delete}}}, map[string]int{"spire": 1}},
+		{"central", &Plan{Central: []CentralChange{{What: CentralDatabase, Name: "shop.db", Action: Create}}}, map[string]int{"central": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := tc.p.Counts()
-			want := map[string]int{"records": c.Records, "recordConflicts": c.RecordConflicts, "migrate": c.Migrate,
-				"removeCopy": c.RemoveCopy, "spire": c.Spire, "central": c.Central}
+			tot := tc.p.Totals()
 			got := map[string]int{}
-			for _, l := range tc.p.Lanes() {
-				for _, n := range l.Counts() {
+			for _, n := range tot.Lanes {
+				if n.N != 0 {
 					got[n.Key] += n.N
 				}
+				if n.What == "" || (n.Text == "") != n.Unlisted {
+					t.Errorf("total %s: words %q, clause %q, unlisted %v", n.Key, n.What, n.Text, n.Unlisted)
+				}
 			}
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("the lanes' counts (-plan's +lanes'):\n%s", d)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("the lanes' totals (-want +got):\n%s", d)
+			}
+			if tot.Counts != tc.p.Counts() || tot.Zero() == (len(tc.want) > 0) || tc.p.HasChanges() != (len(tc.want) > 0) {
+				t.Errorf("totals %+v: zero %v, HasChanges %v", tot, tot.Zero(), tc.p.HasChanges())
 			}
 			for i, l := range tc.p.Lanes() {
-				n := []int{c.Records, c.Migrate + c.RemoveCopy, c.Move, c.Spire, c.Central}[i]
+				n := 0
+				for _, c := range l.Counts() {
+					if c.Tone != ToneRefused {
+						n += c.N
+					}
+				}
 				_, inNodes := l.(NodeLane)
 				applied := l.Applied()
 				summed := n > 0 && (i == 0 || i > 2)

@@ -22,8 +22,15 @@ func (mp movePart) Sections() []Section {
 	return []Section{s}
 }
 
-// Counts are none: the move's deletions count among the plan's.
-func (movePart) Counts() []Count { return nil }
+// Counts are the move itself, unlisted: its deletions count among the plan's, and a move
+// is a change even when it deletes nothing (apply records the new namespace in the state).
+func (mp movePart) Counts() []Count {
+	n := 0
+	if mp.m != nil {
+		n = 1
+	}
+	return []Count{{Key: "move", N: n, What: "namespace moves", Unlisted: true}}
+}
 
 // Applied is none: the move's deletions count among the plan's.
 func (movePart) Applied() string { return "" }

@@ -173,25 +173,16 @@ type Plan struct {
 	Central []CentralChange `json:"central,omitempty"`
 }
 
-// Counts sums up a plan.
+// Counts are the plan's own totals: the images it pushes and the objects it changes (a
+// namespace move's deletions among them) or refuses to. Each lane counts its own changes
+// (LanePart.Counts); Totals are both.
 type Counts struct {
 	Push, Create, Update, Replace, Delete int
 	// Conflict and Terminating are objects apply refuses to go on with.
 	Conflict, Terminating int
-	// Records are DNS record sets to publish, change or retire; RecordConflicts names held
-	// by records slipway does not own (their nodes are refused, the others go on).
-	Records, RecordConflicts int
-	// Migrate counts state migrations, RemoveCopy copies of /var/lib apply removes.
-	Migrate, RemoveCopy int
-	// Move is 1 when the group moves namespace (its deletions there count in Delete).
-	Move int
-	// Spire counts the SPIRE lane's changes: entries, allow list, kubeconfig, rights.
-	Spire int
-	// Central counts the central lane's changes: logins, static roles, databases, KV entries.
-	Central int
 }
 
-// Counts returns the totals of the plan.
+// Counts returns the plan's own totals.
 func (p *Plan) Counts() Counts {
 	var c Counts
 	for _, im := range p.Images {
@@ -199,7 +190,6 @@ func (p *Plan) Counts() Counts {
 			c.Push++
 		}
 	}
-	c.Spire, c.Central = len(p.Spire), len(p.Central)
 	for _, n := range p.Nodes {
 		for _, ch := range n.Changes {
 			switch ch.Action {
@@ -217,28 +207,16 @@ func (p *Plan) Counts() Counts {
 				c.Terminating++
 			}
 		}
-		for _, r := range n.Records {
-			if r.Action == Conflict {
-				c.RecordConflicts++
-			} else {
-				c.Records++
-			}
-		}
-		if n.Migration != nil {
-			c.Migrate++
-		}
-		if n.RemoveCopy != nil {
-			c.RemoveCopy++
-		}
 	}
 	if p.Move != nil {
-		c.Move, c.Delete = 1, c.Delete+len(p.Move.Delete)
+		c.Delete += len(p.Move.Delete)
 	}
 	return c
 }
 
-// HasChanges reports whether apply would change anything.
-func (p *Plan) HasChanges() bool { return p.Counts() != Counts{} }
+// HasChanges reports whether apply would change anything: any of its totals, its own or a
+// lane's (a namespace move alone is a change), is not zero.
+func (p *Plan) HasChanges() bool { return !p.Totals().Zero() }
 
 // Node returns the plan of node, or nil.
 func (p *Plan) Node(name string) *NodePlan {

@@ -176,7 +176,7 @@ func TestWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(p.Counts(), got.Counts()); d != "" || got.StateSerial != 4 || len(got.Desired) != 1 {
+	if d := cmp.Diff(p.Totals(), got.Totals()); d != "" || got.StateSerial != 4 || len(got.Desired) != 1 {
 		t.Errorf("read back: serial %d, %d objects, counts diff %s", got.StateSerial, len(got.Desired), d)
 	}
 	if _, err := Read(t.TempDir() + "/missing.json"); err == nil {

@@ -48,8 +48,8 @@ func TestBuildStepsDNS(t *testing.T) {
 	if err := p.Blocked(); err != nil {
 		t.Errorf("a DNS conflict blocks the whole plan: %v", err)
 	}
-	if c := p.Counts(); c.Records != 4 || c.RecordConflicts != 1 {
-		t.Errorf("counts = %+v, want 4 record sets and 1 conflict", c)
+	if c := p.Totals(); c.N("records") != 4 || c.N("recordConflicts") != 1 {
+		t.Errorf("totals = %+v, want 4 record sets and 1 conflict", c)
 	}
 	if got := (RecordChange{Name: "db.example.org", Kind: "address", Action: Create, Unknown: true}).String(); got != "dns db.example.org: "+KnownAfterApply {
 		t.Errorf("an unknown address shows as %q", got)

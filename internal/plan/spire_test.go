@@ -26,8 +26,8 @@ func TestSpireSteps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &Plan{Namespace: "demo", Spire: cs, Nodes: []NodePlan{{Node: "", Changes: tc.group}}}
-			if !p.HasChanges() || p.Counts().Spire != 2 {
-				t.Fatalf("counts %+v", p.Counts())
+			if !p.HasChanges() || p.Totals().N("spire") != 2 {
+				t.Fatalf("totals %+v", p.Totals())
 			}
 			s := BuildSteps(p, stepsGroup(), stepsLimit)
 			var got []StepKind

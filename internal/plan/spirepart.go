@@ -37,7 +37,8 @@ func (cs SpireChanges) Sections() []Section {
 
 // Counts counts the changes.
 func (cs SpireChanges) Counts() []Count {
-	return []Count{{Key: "spire", N: len(cs), Text: fmt.Sprintf("%d SPIRE change(s)", len(cs))}}
+	return []Count{{Key: "spire", N: len(cs), Text: fmt.Sprintf("%d SPIRE change(s)", len(cs)),
+		What: "SPIRE changes"}}
 }
 
 // Applied counts the changes.

@@ -45,8 +45,10 @@ func (s statePart) Counts() []Count {
 		}
 	}
 	return []Count{
-		{Key: "migrate", N: migrate, Text: fmt.Sprintf("%d state migration(s)", migrate), Tone: ToneCaution},
-		{Key: "removeCopy", N: remove, Text: fmt.Sprintf("%d cop(ies) of /var/lib to remove", remove)},
+		{Key: "migrate", N: migrate, Text: fmt.Sprintf("%d state migration(s)", migrate), Tone: ToneCaution,
+			What: "state migrations"},
+		{Key: "removeCopy", N: remove, Text: fmt.Sprintf("%d cop(ies) of /var/lib to remove", remove),
+			What: "copies of /var/lib to remove"},
 	}
 }
 

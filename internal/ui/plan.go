@@ -118,7 +118,8 @@ func writeNodePlan(w io.Writer, pal palette, p *plan.Plan, np plan.NodePlan) {
 }
 
 // writeCounts writes the plan's last line: what it pushes, creates, updates, replaces and
-// deletes, then each other count that is not zero and each lane's clause.
+// deletes, then each other count that is not zero and each lane's clause (but an unlisted
+// total's: the namespace move's).
 func writeCounts(w io.Writer, pal palette, p *plan.Plan, c plan.Counts) {
 	fmt.Fprintf(w, "\n%s %d image(s) to push, %d to create, %d to update, %d to replace, %d to delete", pal.bold("Plan:"), c.Push, c.Create, c.Update, c.Replace, c.Delete)
 	for _, x := range []struct {
@@ -134,7 +135,7 @@ func writeCounts(w io.Writer, pal palette, p *plan.Plan, c plan.Counts) {
 	}
 	for _, l := range p.Lanes() {
 		for _, n := range l.Counts() {
-			if n.N > 0 {
+			if n.N > 0 && !n.Unlisted {
 				fmt.Fprintf(w, "; %s", pal.tone(n.Tone, n.Text))
 			}
 		}

@@ -82,7 +82,9 @@ func PlanJSON(w io.Writer, p *plan.Plan) error {
 	}
 	for _, l := range p.Lanes() {
 		for _, n := range l.Counts() {
-			doc.Counts.lanes = append(doc.Counts.lanes, member{n.Key, n.N})
+			if !n.Unlisted {
+				doc.Counts.lanes = append(doc.Counts.lanes, member{n.Key, n.N})
+			}
 		}
 		if jl, ok := l.(plan.JSONLane); ok {
 			key, value := jl.JSON()
