@@ -34,35 +34,54 @@ func (b *bench) stepEnv(ctx context.Context, env []string, tool, name, bin strin
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "$ %s %s\n", filepath.Base(bin), strings.Join(args, " "))
-	before, merr := b.metrics(ctx)
-	b.proxy.Reset()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = b.work
 	cmd.Env = append(slices.Clip(b.toolEnv), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	t0 := time.Now()
-	s.Start, s.Log = t0, logf.Name()
+	m := b.startMeasure(ctx)
+	s.Start, s.Log = m.t0, logf.Name()
 	// The kernel's high-water mark of the child's resident set (wait4's rusage): measured by
 	// the kernel over the whole run, so no sample can miss a peak.
-	cpu0 := clusterCPU(b.env)
 	s.PeakRSSMB, s.ParentRSSMB, s.CPUSeconds, err = runMeasured(cmd)
-	s.WallSeconds = time.Since(t0).Seconds()
-	s.ClusterCPU = cpuSince(cpu0, clusterCPU(b.env))
-	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
-	if after, err := b.metrics(ctx); err == nil && merr == nil {
-		s.Cluster = map[string]int{}
-		for v, n := range after {
-			if d := int(n - before[v]); d != 0 {
-				s.Cluster[v] = d
-			}
-		}
-	}
+	b.endMeasure(ctx, m, &s)
 	if err != nil {
 		s.Error = fmt.Sprintf("%v (log %s)", err, logf.Name())
 	}
 	log.Printf("%-8s %-36s %8.2fs %6.0f MB (bench %.0f MB) CPU %.2fs (cluster %s)  %d requests, %d writes %s", tool, name, s.WallSeconds, s.PeakRSSMB, s.ParentRSSMB, s.CPUSeconds, cpuText(s.ClusterCPU), total(s.Requests), s.Writes, s.Error)
 	b.res.Steps = append(b.res.Steps, s)
 	return s
+}
+
+// measure is what a step counts from its start to its end: its wall time, the cluster's
+// CPU, the requests the proxy saw and the API server's own count of requests by verb.
+type measure struct {
+	t0     time.Time
+	cpu0   map[string]float64
+	before map[string]float64
+	merr   error
+}
+
+// startMeasure starts counting a step: the proxy's count starts again from zero.
+func (b *bench) startMeasure(ctx context.Context) measure {
+	before, merr := b.metrics(ctx)
+	b.proxy.Reset()
+	return measure{t0: time.Now(), cpu0: clusterCPU(b.env), before: before, merr: merr}
+}
+
+// endMeasure writes into s what was counted since m started. The API server's counts are
+// left out when either reading of its metrics failed.
+func (b *bench) endMeasure(ctx context.Context, m measure, s *Step) {
+	s.WallSeconds = time.Since(m.t0).Seconds()
+	s.ClusterCPU = cpuSince(m.cpu0, clusterCPU(b.env))
+	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
+	if after, err := b.metrics(ctx); err == nil && m.merr == nil {
+		s.Cluster = map[string]int{}
+		for v, n := range after {
+			if d := int(n - m.before[v]); d != 0 {
+				s.Cluster[v] = d
+			}
+		}
+	}
 }
 
 // metrics sums apiserver_request_total by verb, dry runs excluded.

@@ -167,11 +167,8 @@ func (b *bench) batch(ctx context.Context, tool, name string, t tenantsSpec, cmd
 	deps := t.deps()
 	outs := make([]runOut, len(deps))
 	s := Step{Tool: tool, Step: name}
-	before, merr := b.metrics(ctx)
-	b.proxy.Reset()
-	cpu0 := clusterCPU(b.env)
-	t0 := time.Now()
-	s.Start = t0
+	m := b.startMeasure(ctx)
+	s.Start = m.t0
 	forEach(len(deps), t.runs, func(i int) {
 		path := filepath.Join(b.work, fmt.Sprintf("%02d-%s-%s.log", len(b.res.Steps), tool, deps[i].ns))
 		f, err := os.Create(path)
@@ -195,17 +192,7 @@ func (b *bench) batch(ctx context.Context, tool, name string, t tenantsSpec, cmd
 			after(i, end)
 		}
 	})
-	s.WallSeconds = time.Since(t0).Seconds()
-	s.ClusterCPU = cpuSince(cpu0, clusterCPU(b.env))
-	s.Requests, s.Writes = ownRequests(b.proxy.Requests())
-	if after, err := b.metrics(ctx); err == nil && merr == nil {
-		s.Cluster = map[string]int{}
-		for v, n := range after {
-			if d := int(n - before[v]); d != 0 {
-				s.Cluster[v] = d
-			}
-		}
-	}
+	b.endMeasure(ctx, m, &s)
 	failed := 0
 	for _, o := range outs {
 		if o.err != nil {
