@@ -201,8 +201,8 @@ func (e *Engine) resumeLanes(ctx context.Context, t Target, rec *recorder, node 
 }
 
 // reportLanes adds what each lane knows to a status.
-func (e *Engine) reportLanes(ctx context.Context, t Target, gs *status.Group) error {
-	return eachLane(e.lanes, func(h lane.Reporter) error { return h.Status(ctx, t.lent(), gs) })
+func (e *Engine) reportLanes(ctx context.Context, t Target, doc *state.Document, gs *status.Group) error {
+	return eachLane(e.lanes, func(h lane.Reporter) error { return h.Status(ctx, t.lent(), doc, gs) })
 }
 
 // laneObjects lends the run's objects to the lanes' steps (lane.Objects).

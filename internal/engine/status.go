@@ -55,7 +55,7 @@ func (e *Engine) Status(ctx context.Context, t Target) (*status.Group, error) {
 	for _, name := range statusNodes(t, doc, wl.Deployments) {
 		gs.Nodes = append(gs.Nodes, e.nodeStatus(t, doc, name, deps[name], protected[name], wl.Deployments, judgeLive))
 	}
-	if err := e.reportLanes(ctx, t, gs); err != nil {
+	if err := e.reportLanes(ctx, t, doc, gs); err != nil {
 		return nil, err
 	}
 	return gs, nil

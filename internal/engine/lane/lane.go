@@ -108,7 +108,8 @@ type Suspender interface {
 	Resume(ctx context.Context, t Target, rec Recorder, node string) error
 }
 
-// Reporter is a lane's part of status: it fills in gs what the lane knows of each node.
+// Reporter is a lane's part of status: it fills in gs what the lane knows of each node. doc
+// is the state status read (nil when there is none): status reads it once for all lanes.
 type Reporter interface {
-	Status(ctx context.Context, t Target, gs *status.Group) error
+	Status(ctx context.Context, t Target, doc *state.Document, gs *status.Group) error
 }

@@ -7,21 +7,22 @@ import (
 
 	"slipway.dev/slipway/internal/dns"
 	"slipway.dev/slipway/internal/engine/lane"
+	"slipway.dev/slipway/internal/state"
 	"slipway.dev/slipway/internal/status"
 )
 
 // statusDNS says for each node of gs that publishes something whether the DNS server agrees
 // (SPEC §7), from the addresses Addresses found: "agrees", or what differs. It only
 // queries. A server it cannot read makes every such node "cannot tell: …".
-func (l *Lane) statusDNS(ctx context.Context, t lane.Target, gs *status.Group) {
-	verdict := l.nodesDNS(ctx, t, gs)
+func (l *Lane) statusDNS(ctx context.Context, t lane.Target, doc *state.Document, gs *status.Group) {
+	verdict := l.nodesDNS(ctx, t, doc, gs)
 	for i, n := range gs.Nodes {
 		gs.Nodes[i].DNS = verdict[n.Node]
 	}
 }
 
 // nodesDNS is statusDNS's verdict per node.
-func (l *Lane) nodesDNS(ctx context.Context, t lane.Target, gs *status.Group) map[string]string {
+func (l *Lane) nodesDNS(ctx context.Context, t lane.Target, doc *state.Document, gs *status.Group) map[string]string {
 	if t.Group.Publish == nil {
 		return nil
 	}
@@ -68,10 +69,6 @@ func (l *Lane) nodesDNS(ctx context.Context, t lane.Target, gs *status.Group) ma
 	}
 	// Records still owned under an earlier release's key that the deployment adopts (or
 	// adopted: an apply stopped before it rewrote their owner) are the deployment's.
-	doc, err := lane.ReadState(ctx, t)
-	if err != nil {
-		return fail(err)
-	}
 	diffs := map[string][]string{}
 	for i, it := range items {
 		if d := dnsDiff(it, seen[i], owner, dnsAdopts(t, doc, it, owner)); d != "" {

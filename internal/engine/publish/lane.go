@@ -113,11 +113,11 @@ func (l *Lane) Resume(ctx context.Context, t lane.Target, rec lane.Recorder, nod
 }
 
 // Status adds each published node's names and address, and whether the DNS server agrees.
-func (l *Lane) Status(ctx context.Context, t lane.Target, gs *status.Group) error {
+func (l *Lane) Status(ctx context.Context, t lane.Target, doc *state.Document, gs *status.Group) error {
 	if err := l.Addresses(ctx, t, gs); err != nil {
 		return err
 	}
-	l.statusDNS(ctx, t, gs)
+	l.statusDNS(ctx, t, doc, gs)
 	return nil
 }
 
