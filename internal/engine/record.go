@@ -124,18 +124,6 @@ func (r *recorder) View(f func(d *state.Document)) {
 
 var _ lane.Recorder = (*recorder)(nil)
 
-// nodeField reads, under r's lock, what f takes from node's state; the zero value when the
-// state has no such node.
-func nodeField[T any](r *recorder, node string, f func(*state.NodeState) T) T {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ns := r.doc.Nodes[node]; ns != nil {
-		return f(ns)
-	}
-	var zero T
-	return zero
-}
-
 // pending reports whether the state says node's last rollout has not become ready: in
 // flight, or failed with nothing to go back to.
 func (r *recorder) pending(node string) bool {
