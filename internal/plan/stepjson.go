@@ -86,18 +86,32 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	if p != nil {
 		parts = append(parts, p)
 	}
-	parts = append(parts, tail)
-	out := []byte{'{'}
-	for _, part := range parts {
+	objs := make([][]byte, 0, len(parts)+1)
+	for _, part := range append(parts, tail) {
 		b, err := json.Marshal(part)
 		if err != nil {
 			return nil, fmt.Errorf("step %s: %w", s.Kind, err)
 		}
-		members, ok := bytes.CutPrefix(b, []byte{'{'})
-		if !ok {
-			return nil, fmt.Errorf("step %s: %T is no JSON object", s.Kind, part)
+		objs = append(objs, b)
+	}
+	out, err := JoinObjects(objs...)
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %w", s.Kind, err)
+	}
+	return out, nil
+}
+
+// JoinObjects is one JSON object of the members of objs, each a JSON object, in their order:
+// how a step's JSON takes in its payload's members, and `plan -o json` the keys its lanes
+// give. An empty object adds nothing.
+func JoinObjects(objs ...[]byte) ([]byte, error) {
+	out := []byte{'{'}
+	for _, o := range objs {
+		o = bytes.TrimSpace(o)
+		if len(o) < 2 || o[0] != '{' || o[len(o)-1] != '}' {
+			return nil, fmt.Errorf("%.40q is no JSON object", o)
 		}
-		members = members[:len(members)-1] // the closing brace
+		members := bytes.TrimSpace(o[1 : len(o)-1])
 		if len(members) == 0 {
 			continue
 		}

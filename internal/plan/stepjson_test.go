@@ -164,3 +164,39 @@ func TestSavedPlanKeepsStepPayloads(t *testing.T) {
 		t.Errorf("steps read back (-want +got):\n%s", d)
 	}
 }
+
+// TestJoinObjects: the members of each object in order, empty ones adding nothing; anything
+// but an object is an error.
+func TestJoinObjects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		objs []string
+		want string
+	}{
+		{"none", nil, `{}`},
+		{"in order", []string{`{"kind":"a"}`, `{"records":[1]}`, `{"limit":"1s"}`}, `{"kind":"a","records":[1],"limit":"1s"}`},
+		{"empty ones", []string{`{}`, `{"a":1}`, ` { } `, `{"b":{"c":2}}`}, `{"a":1,"b":{"c":2}}`},
+		{"not an object", []string{`{"a":1}`, `[1]`}, ""},
+		{"nothing", []string{``}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := make([][]byte, len(tc.objs))
+			for i, o := range tc.objs {
+				objs[i] = []byte(o)
+			}
+			got, err := JoinObjects(objs...)
+			if tc.want == "" {
+				if err == nil {
+					t.Fatalf("JoinObjects = %s, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -120,27 +120,17 @@ type member struct {
 
 // withMembers is the JSON object of v (a struct) with ms after its own keys, in order.
 func withMembers(v any, ms []member) ([]byte, error) {
-	b, err := json.Marshal(v)
+	own, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
-		return nil, fmt.Errorf("plan -o json: %T is no JSON object", v)
-	}
-	b = b[:len(b)-1]
+	objs := [][]byte{own}
 	for _, m := range ms {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		k, err := json.Marshal(m.key)
-		if err != nil {
-			return nil, err
-		}
-		val, err := json.Marshal(m.value)
+		b, err := json.Marshal(map[string]any{m.key: m.value})
 		if err != nil {
 			return nil, fmt.Errorf("plan -o json: %s: %w", m.key, err)
 		}
-		b = append(append(append(b, k...), ':'), val...)
+		objs = append(objs, b)
 	}
-	return append(b, '}'), nil
+	return plan.JoinObjects(objs...)
 }
