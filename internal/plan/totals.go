@@ -19,9 +19,9 @@ func (p *Plan) Totals() Totals {
 	return t
 }
 
-// all are t's totals as Counts, the plan's own first: a key of `plan -o json`'s counts each
+// All are t's totals as Counts, the plan's own first: a key of `plan -o json`'s counts each
 // and what it counts in words (ui writes the plan's own clauses itself: no Text).
-func (t Totals) all() []Count {
+func (t Totals) All() []Count {
 	c := t.Counts
 	return append([]Count{
 		{Key: "push", N: c.Push, What: "images to push"},
@@ -36,7 +36,7 @@ func (t Totals) all() []Count {
 
 // Zero reports whether every total is zero: apply would change nothing.
 func (t Totals) Zero() bool {
-	for _, c := range t.all() {
+	for _, c := range t.All() {
 		if c.N != 0 {
 			return false
 		}
@@ -47,7 +47,7 @@ func (t Totals) Zero() bool {
 // N is the total of key (a key of `plan -o json`'s counts, or an unlisted lane total such as
 // "move"); 0 when none has it.
 func (t Totals) N(key string) int {
-	for _, c := range t.all() {
+	for _, c := range t.All() {
 		if c.Key == key {
 			return c.N
 		}
@@ -75,10 +75,10 @@ func (t Totals) Moved(now Totals) []MovedTotal {
 		moved[i].Was += was
 		moved[i].Now += is
 	}
-	for _, c := range t.all() {
+	for _, c := range t.All() {
 		add(c, c.N, 0)
 	}
-	for _, c := range now.all() {
+	for _, c := range now.All() {
 		add(c, 0, c.N)
 	}
 	return slices.DeleteFunc(moved, func(m MovedTotal) bool { return m.Was == m.Now })

@@ -9,25 +9,20 @@ import (
 	"slipway.dev/slipway/internal/plan"
 )
 
-// planCounts are a plan's totals as `plan -o json` names them, each lane's after the plan's
-// own (plan.LanePart's Counts: records, recordConflicts, migrate, removeCopy, spire, central).
-type planCounts struct {
-	Push    int `json:"push"`
-	Create  int `json:"create"`
-	Update  int `json:"update"`
-	Replace int `json:"replace"`
-	Delete  int `json:"delete"`
-	// Conflict counts objects apply would take over (it refuses), Terminating objects being
-	// deleted outside slipway (apply refuses their node).
-	Conflict    int `json:"conflict"`
-	Terminating int `json:"terminating"`
-	lanes       []member
-}
+// planCounts are a plan's totals as `plan -o json` names them (plan.Totals): the plan's own,
+// then each lane's (records, recordConflicts, migrate, removeCopy, spire, central); a total a
+// lane does not list (the move's) is left out.
+type planCounts []plan.Count
 
-// MarshalJSON writes the counts with the lanes' after them.
-func (c planCounts) MarshalJSON() ([]byte, error) {
-	type own planCounts // without this method
-	return withMembers(own(c), c.lanes)
+// MarshalJSON writes the counts as one object, in order.
+func (cs planCounts) MarshalJSON() ([]byte, error) {
+	var ms []member
+	for _, c := range cs {
+		if !c.Unlisted {
+			ms = append(ms, member{c.Key, c.N})
+		}
+	}
+	return withMembers(struct{}{}, ms)
 }
 
 // planDoc is `plan -o json`: the plan without the rendered objects (those are for
@@ -70,22 +65,15 @@ type nodeDoc struct {
 
 // PlanJSON writes p as one JSON document.
 func PlanJSON(w io.Writer, p *plan.Plan) error {
-	c := p.Counts()
+	t := p.Totals()
 	doc := planDoc{
 		Version: JSONVersion, Group: p.Group, Namespace: p.Namespace, Created: p.Created,
 		StateSerial: p.StateSerial, StateLineage: p.StateLineage, Suspended: p.Suspended,
-		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: p.HasChanges(),
-		Counts: planCounts{Push: c.Push, Create: c.Create, Update: c.Update, Replace: c.Replace, Delete: c.Delete,
-			Conflict: c.Conflict, Terminating: c.Terminating},
-		Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
+		ForeignNamespace: p.ForeignNamespace, Destroy: p.Destroy, Notes: nonNil(p.Notes), Changes: !t.Zero(),
+		Counts: t.All(), Images: nonNil(p.Images), GroupChanges: []plan.Change{}, GroupSteps: nonNil(nodeSteps(p, "")),
 		Nodes: []nodeDoc{}, Drift: nonNil(p.Drift),
 	}
 	for _, l := range p.Lanes() {
-		for _, n := range l.Counts() {
-			if !n.Unlisted {
-				doc.Counts.lanes = append(doc.Counts.lanes, member{n.Key, n.N})
-			}
-		}
 		if jl, ok := l.(plan.JSONLane); ok {
 			key, value := jl.JSON()
 			doc.lanes = append(doc.lanes, member{key, value})
