@@ -11,12 +11,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	mdns "github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/plan"
 	"slipway.dev/slipway/internal/spec"
 	"slipway.dev/slipway/internal/state"
@@ -181,6 +183,7 @@ func (g *Group) asEarlierRelease(ns string, cur, old state.Backend, key, oldKey 
 			}
 		}
 	}
+	g.waitRolledOut(ns)
 	nsObj, err := g.Kube.Namespace(ctx, ns)
 	if err != nil || nsObj == nil {
 		g.t.Fatalf("namespace %s: %v", ns, err)
@@ -188,6 +191,38 @@ func (g *Group) asEarlierRelease(ns string, cur, old state.Backend, key, oldKey 
 	if err := g.Kube.Relabel(ctx, plan.Key{Kind: "Namespace", Name: ns}, string(nsObj.GetUID()), spec.LabelGroup, key, oldKey); err != nil {
 		g.t.Fatal(err)
 	}
+}
+
+// waitRolledOut waits until every Deployment of ns runs its current template alone: the
+// earlier release's pod template label is a new template, so each node rolls out once more,
+// and status reports it progressing (not ready) until the pod of the old template is gone.
+func (g *Group) waitRolledOut(ns string) {
+	g.t.Helper()
+	ctx := context.Background()
+	devtest.WaitFor(g.t, 2*time.Minute, "the Deployments of "+ns+" rolled out on the relabelled template", func() (bool, string) {
+		ds, err := g.Kube.Clientset.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, d := range ds.Items {
+			want := int32(1)
+			if d.Spec.Replicas != nil {
+				want = *d.Spec.Replicas
+			}
+			st := d.Status
+			if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.Replicas != want {
+				return false, fmt.Sprintf("%s: generation %d observed %d, %d updated, %d ready, %d pods", d.Name, d.Generation, st.ObservedGeneration, st.UpdatedReplicas, st.ReadyReplicas, st.Replicas)
+			}
+			pods, err := g.Kube.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + d.Name})
+			if err != nil {
+				return false, err.Error()
+			}
+			if len(pods.Items) != int(want) {
+				return false, fmt.Sprintf("%s: %d pods, old ones terminating", d.Name, len(pods.Items))
+			}
+		}
+		return true, ""
+	})
 }
 
 // labelled names the objects of ns labelled slipway.dev/group=key.
