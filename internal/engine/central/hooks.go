@@ -110,7 +110,7 @@ func (h *Hooks) applyStep(ctx context.Context, nr *lane.NodeRun, st plan.Step) e
 	defer done()
 	h.env.Emit(event.Event{Phase: event.PhaseApply, Message: st.String()})
 	if t.Group.Central != nil {
-		if err := record(ctx, nr.Rec, t.Group.Central); err != nil {
+		if err := record(ctx, nr.Rec, t.Group.Central, t.KeepClaims); err != nil {
 			return err
 		}
 	}
@@ -125,18 +125,41 @@ func (h *Hooks) applyStep(ctx context.Context, nr *lane.NodeRun, st plan.Step) e
 }
 
 // record writes the record of the file's lane c before it makes anything; nothing when the
-// state holds it already.
-func record(ctx context.Context, rec lane.Recorder, c *spec.Central) error {
+// state holds it already. keepClaims keeps the protect of a database or bucket the file no
+// longer has: --keep-claims keeps the object itself, and a record without its protect would
+// let the next apply without --keep-claims delete what the operator protected.
+func record(ctx context.Context, rec lane.Recorder, c *spec.Central, keepClaims bool) error {
 	want := &state.CentralRecord{DatabaseMount: c.DatabaseMount, Connection: c.Connection, KVMount: c.KVMount,
 		Protected: ProtectedKeys(c), ProtectedBuckets: ProtectedBucketKeys(c)}
 	var have *state.CentralRecord
 	rec.View(func(d *state.Document) { have = d.Central })
+	if have != nil && keepClaims {
+		want.Protected = keptProtected(want.Protected, have.Protected, func(k string) bool {
+			return slices.ContainsFunc(c.Databases, func(db spec.CentralDatabase) bool { return db.Key == k })
+		})
+		want.ProtectedBuckets = keptProtected(want.ProtectedBuckets, have.ProtectedBuckets, func(k string) bool {
+			return c.S3 != nil && slices.ContainsFunc(c.S3.Buckets, func(b spec.CentralBucket) bool { return b.Key == k })
+		})
+	}
 	if have != nil && have.DatabaseMount == want.DatabaseMount && have.Connection == want.Connection &&
 		have.KVMount == want.KVMount && slices.Equal(have.Protected, want.Protected) &&
 		slices.Equal(have.ProtectedBuckets, want.ProtectedBuckets) {
 		return nil
 	}
 	return rec.Update(ctx, "before the central lane makes its objects", func(d *state.Document) { d.Central = want })
+}
+
+// keptProtected is the file's protected keys and the recorded ones the file no longer names
+// (inFile false), sorted: the file decides for the keys it has (unsetting protect lifts it).
+func keptProtected(file, recorded []string, inFile func(key string) bool) []string {
+	out := slices.Clone(file)
+	for _, k := range recorded {
+		if !inFile(k) && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // PlanDestroy is what destroy removes of the lane, into p; a protected database refuses it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"slipway.dev/slipway/internal/engine/enginetest"
 	"slipway.dev/slipway/internal/engine/lane"
 	"slipway.dev/slipway/internal/event"
 	"slipway.dev/slipway/internal/kube"
@@ -69,7 +70,7 @@ func TestSpireLeftoverRights(t *testing.T) {
 	if d := cmp.Diff(want, cs); d != "" {
 		t.Fatalf("leftovers (-want +got):\n%s", d)
 	}
-	nr := &lane.NodeRun{Target: target("shop.front"), Rec: &docRecorder{doc: &state.Document{}}}
+	nr := &lane.NodeRun{Target: target("shop.front"), Rec: &enginetest.Recorder{Doc: &state.Document{}}}
 	if err := h.applyStep(ctx, nr, plan.Step{Kind: plan.StepSpire, Payload: plan.SpireChanges(cs)}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +95,4 @@ func TestSpireLeftoverRights(t *testing.T) {
 	if cs, err := h.leftovers(ctx, withSpire, nil); err != nil || cs != nil {
 		t.Errorf("leftovers with spire: %v, %v", cs, err)
 	}
-}
-
-// docRecorder stands in for the engine's recorder: the document in memory, written nowhere.
-type docRecorder struct{ doc *state.Document }
-
-func (r *docRecorder) View(f func(d *state.Document)) { f(r.doc) }
-func (r *docRecorder) Update(_ context.Context, _ string, f func(d *state.Document)) error {
-	f(r.doc)
-	return nil
 }
