@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,6 +51,13 @@ func TestForeignPodsNotSelected(t *testing.T) {
 	if _, err := g.Kube.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: g.Name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The ServiceAccount admission refuses a pod of a namespace whose default ServiceAccount
+	// its controller has not made yet, after retrying for under 2 s; on a loaded machine the
+	// controller can take longer than that after the namespace's creation.
+	devtest.WaitFor(t, time.Minute, "namespace "+g.Name+" has its default ServiceAccount", func() (bool, string) {
+		_, err := g.Kube.Clientset.CoreV1().ServiceAccounts(g.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
 	foreign := map[string]string{"chart-web-ready": "", "chart-web-crash": devcluster.OutcomeCrashLoop}
 	for name, outcome := range foreign {
 		c := corev1.Container{Name: "main", Image: "registry.example/chart/web:1"}
