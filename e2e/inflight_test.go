@@ -122,8 +122,8 @@ func (g *inflight) requireFollowed(planWants string) {
 	if p.Code != 2 || !strings.Contains(p.Stdout, planWants) {
 		g.t.Errorf("plan after the interruption: want exit 2 and %q, got %s", planWants, p)
 	}
-	r := g.Run("apply", "--yes", "--timeout", "10s")
-	wantErr := regexp.MustCompile(`(?m)^error: node solo: deployment solo: rollout failed: NotReady: pod solo-\S+: container node: did not become ready within 10s: .+; rolled back to ` + regexp.QuoteMeta(g.digest) + `$`)
+	r := g.Run("apply", "--yes", "--timeout", neverReadyLimit)
+	wantErr := regexp.MustCompile(`(?m)^error: node solo: deployment solo: rollout failed: NotReady: pod solo-\S+: container node: did not become ready within ` + neverReadyLimit + `: .+; rolled back to ` + regexp.QuoteMeta(g.digest) + `$`)
 	if r.Code != 1 || !wantErr.MatchString(r.Stderr) {
 		g.t.Fatalf("apply after the interruption: want exit 1 and the error %s, got %s", wantErr, r)
 	}
@@ -218,7 +218,7 @@ func TestInflightSuspendedApply(t *testing.T) {
 				}
 
 				if sg.sig == 0 {
-					r := g.Run("resume", "--yes", "--timeout", "10s")
+					r := g.Run("resume", "--yes", "--timeout", neverReadyLimit)
 					if r.Code != 1 || !strings.Contains(r.Stderr, "; rolled back to "+g.digest) {
 						t.Fatalf("resume of a never-ready template: want exit 1 and a rollback to %s, got %s", g.digest, r)
 					}

@@ -138,7 +138,7 @@ func TestMigrationCopyRestoreRemove(t *testing.T) {
 
 	// A migration that never becomes ready: set back to version 1's template, which restores.
 	g.roWriteGroupFile(migrateFile("2", true))
-	r := g.Run("apply", "--yes", "--timeout", "10s")
+	r := g.Run("apply", "--yes", "--timeout", neverReadyLimit)
 	if want := "rolled back to sha256:"; r.Code != 1 || !strings.Contains(r.Stderr, want) ||
 		!strings.Contains(r.Stderr, "(its init container slipway-state puts back the copy of /var/lib taken at state version 1; the state keeps that version)") {
 		t.Fatalf("apply of a never-ready migration: want exit 1, the rollback and the restore, got %s", r)
@@ -211,8 +211,8 @@ func TestMigrationKilled(t *testing.T) {
 	}
 	g.requireVersion("killed after the rollback", "2", &state.StateCopy{From: "2", To: "3"}, "2")
 	// The limit is the rollback's too, and the template set back is a new ReplicaSet (it
-	// carries the hand-over it restores): 5 s was too short on a loaded 2-core machine.
-	r := g.Run("apply", "--yes", "--timeout", "20s")
+	// carries the hand-over it restores).
+	r := g.Run("apply", "--yes", "--timeout", neverReadyLimit)
 	if r.Code != 1 || !strings.Contains(r.Stderr, "puts back the copy of /var/lib taken at state version 2") {
 		t.Fatalf("the next apply (still never ready): want exit 1 and the restoring rollback, got %s", r)
 	}

@@ -37,6 +37,15 @@ nodes:
 
 const neverReadyEnv = "env: {SLIPWAY_DEV_POD: never-ready}"
 
+// neverReadyLimit is the rollout limit (--timeout, rolloutTimeout) of a run with a template
+// that never becomes ready, where the test checks that what else the run does within the same
+// limit ran ready: the rollback (lane.SetBack waits for it with the rollout's limit: the error
+// ends "rolled back to <digest>", the node is Ready, the state records it), another node's
+// rollout, a role's. Each is a ReplicaSet whose pod must be created, scheduled and ready (and
+// the one it replaces gone) within it, which took over 5 s on the loaded 2-core machine of
+// CI; 10 s left too little room.
+const neverReadyLimit = "30s"
+
 func rolloutFile(timeout, env string) string {
 	if env == "" {
 		env = "env: {TZ: UTC}"

@@ -33,8 +33,8 @@ func TestRolloutKilledRolesWaitForTheNode(t *testing.T) {
 	g.roAwaitUnreadyPod("web")
 	g.killAndUnlock(cmd)
 
-	r := g.MustRun(1, "apply", "--yes", "--timeout", "10s")
-	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web: rollout failed: NotReady: pod web-\S+: container node: did not become ready within 10s: .+; rolled back to sha256:[0-9a-f]{64}$`)
+	r := g.MustRun(1, "apply", "--yes", "--timeout", neverReadyLimit)
+	wantErr := regexp.MustCompile(`(?m)^error: node web: deployment web: rollout failed: NotReady: pod web-\S+: container node: did not become ready within ` + neverReadyLimit + `: .+; rolled back to sha256:[0-9a-f]{64}$`)
 	if !wantErr.MatchString(r.Stderr) {
 		t.Errorf("apply after the kill: want the error %s:\n%s", wantErr, r)
 	}

@@ -195,8 +195,9 @@ func TestRolloutFirstDeployNeverReady(t *testing.T) {
 		t.Errorf("role worker after the second failed apply: pods %v, want none", roPodNames(pods))
 	}
 
-	// The next apply with a good file rolls out and starts the roles.
-	g.roWriteGroupFile(rolloutFile("10s", ""))
+	// The next apply with a good file rolls out and starts the roles, within 5m: 10 s, the
+	// never-ready template's limit, leaves them little room on a loaded machine.
+	g.roWriteGroupFile(rolloutFile("5m", ""))
 	g.MustRun(0, "apply", "--yes")
 	g.roRequireReady("web", 1)
 	g.roRequireReady("web-worker", 2)
@@ -213,7 +214,7 @@ defaults:
 nodes:
   web:
     image: {rootfs: nodes/web/rootfs}
-    rolloutTimeout: 15s
+    rolloutTimeout: ` + neverReadyLimit + `
     firewall: {served: [80]}
     roles:
       sso:
@@ -275,10 +276,12 @@ func TestRolloutRoleNeverReady(t *testing.T) {
 	g.MustRun(0, "plan", "--detailed-exitcode")
 }
 
+// twoNodes is two nodes, b's env {{ENV}}: a's rollout and b's rollback must run ready within
+// the limit of b's never-ready template.
 const twoNodes = `group: {{GROUP}}
 defaults:
   state: {size: 1Gi}
-  rolloutTimeout: 10s
+  rolloutTimeout: ` + neverReadyLimit + `
 nodes:
   a:
     image: {rootfs: nodes/a/rootfs}
