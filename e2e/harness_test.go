@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,9 +55,15 @@ type Group struct {
 	// Kubeconfig is what the binary uses; a counting proxy may replace it.
 	Kubeconfig string
 	extraEnv   []string
-	// outputs is every stdout and stderr of the binary's runs, for scanForValues.
+	// outputs is every stdout and stderr of the binary's runs, for scanForValues; Run appends
+	// under outputsMu.
 	outputs []string
 }
+
+// outputsMu guards the appends of Run to a Group's outputs: some tests run the binary of one
+// Group from several goroutines at once (TestTargetsApart, runAll). One lock for every Group,
+// as tests copy a Group by value to run it with other settings.
+var outputsMu sync.Mutex
 
 // uniqueName returns a DNS label unique to this run: groups of parallel tests never meet.
 func uniqueName(prefix string) string {
@@ -132,7 +139,9 @@ func (g *Group) Run(args ...string) Result {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	r := Result{Stdout: out.String(), Stderr: errb.String()}
+	outputsMu.Lock()
 	g.outputs = append(g.outputs, r.Stdout, r.Stderr)
+	outputsMu.Unlock()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
