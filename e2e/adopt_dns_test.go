@@ -61,7 +61,7 @@ func (g *Group) setOwnerTXT(name, text string) {
 	}
 	key := devcluster.TSIGKey + "."
 	m.SetTsig(key, mdns.HmacSHA256, 300, time.Now().Unix())
-	r, _, err := (&mdns.Client{Net: "tcp", TsigSecret: map[string]string{key: strings.TrimSpace(string(b))}}).Exchange(m, g.Env.DNSServer)
+	r, _, err := (&mdns.Client{Net: "tcp", Timeout: 10 * time.Second, TsigSecret: map[string]string{key: strings.TrimSpace(string(b))}}).Exchange(m, g.Env.DNSServer)
 	if err != nil || r.Rcode != mdns.RcodeSuccess {
 		g.t.Fatalf("rewrite the owner TXT of %s: %v, %v", name, r, err)
 	}

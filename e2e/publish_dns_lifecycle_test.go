@@ -116,7 +116,7 @@ func TestPublishDNSKilled(t *testing.T) {
 		d.checkPublished("www", "app")
 		m := new(mdns.Msg)
 		m.SetQuestion("www."+d.Zone+".", mdns.TypeA)
-		if r, _, err := (&mdns.Client{Net: "tcp"}).Exchange(m, d.Env.DNSServer); err != nil || len(r.Answer) != 1 || r.Answer[0].Header().Ttl != uint32(ttl) {
+		if r, _, err := (&mdns.Client{Net: "tcp", Timeout: 10 * time.Second}).Exchange(m, d.Env.DNSServer); err != nil || len(r.Answer) != 1 || r.Answer[0].Header().Ttl != uint32(ttl) {
 			t.Fatalf("trial %d: www's A after converging: %v, %v; want TTL %d", trial, r, err, ttl)
 		}
 		if got := d.query("other."+d.Zone, mdns.TypeA); !slices.Equal(got, []string{"198.51.100.7"}) {

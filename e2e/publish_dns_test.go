@@ -306,7 +306,7 @@ func foreignUpdate(t *testing.T, d *dnsTest, rrs ...string) {
 	}
 	key := devcluster.OtherTSIGKey + "."
 	m.SetTsig(key, mdns.HmacSHA256, 300, time.Now().Unix())
-	r, _, err := (&mdns.Client{Net: "tcp", TsigSecret: map[string]string{key: strings.TrimSpace(string(b))}}).Exchange(m, d.Env.DNSServer)
+	r, _, err := (&mdns.Client{Net: "tcp", Timeout: 10 * time.Second, TsigSecret: map[string]string{key: strings.TrimSpace(string(b))}}).Exchange(m, d.Env.DNSServer)
 	if err != nil || r.Rcode != mdns.RcodeSuccess {
 		t.Fatalf("update signed with %s: %v, %v", devcluster.OtherTSIGKey, r, err)
 	}
