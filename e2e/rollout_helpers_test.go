@@ -42,8 +42,9 @@ const neverReadyEnv = "env: {SLIPWAY_DEV_POD: never-ready}"
 // limit ran ready: the rollback (lane.SetBack waits for it with the rollout's limit: the error
 // ends "rolled back to <digest>", the node is Ready, the state records it), another node's
 // rollout, a role's. Each is a ReplicaSet whose pod must be created, scheduled and ready (and
-// the one it replaces gone) within it, which took over 5 s on the loaded 2-core machine of
-// CI; 10 s left too little room.
+// the one it replaces gone) within it: about 2 s here with few tests running (the failed apply
+// of TestRolloutNeverReadyRollsBack took 32 s at this 30 s limit), over 5 s on the loaded
+// 2-core CI machine (TestMigrationKilled's rollback at 5 s); 10 s left too little room.
 const neverReadyLimit = "30s"
 
 func rolloutFile(timeout, env string) string {
