@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -126,6 +127,7 @@ func TestRealNode(t *testing.T) {
 	if got := node.Status.NodeInfo.KubeletVersion; got != devcluster.KubeVersion {
 		t.Errorf("kubelet %s, want %s", got, devcluster.KubeVersion)
 	}
+	t.Run("bridge MAC fixed", func(t *testing.T) { bridgeMACFixed(t, env.HostShare()) })
 	t.Run("anonymous refused", func(t *testing.T) { anonymousRefused(t, node) })
 	t.Run("pod with a claim", func(t *testing.T) { realPodWithClaim(t, env, c, nodeName) })
 	t.Run("systemd as PID 1", func(t *testing.T) { systemdPod(t, env, c, nodeName) })
@@ -299,4 +301,20 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() (bool, 
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Fatalf("%s: not after %s (%s)", what, limit, last)
+}
+
+// bridgeMACFixed: the real node's bridge has a MAC of its own (addr_assign_type 3, set), not
+// its lowest port's, which changes as pods come and go and cuts the others off their gateway.
+func bridgeMACFixed(t *testing.T, h devcluster.HostShare) {
+	ifc, err := net.InterfaceByName(h.Bridge)
+	if err != nil {
+		t.Fatalf("bridge %s: %v", h.Bridge, err)
+	}
+	assign, err := os.ReadFile("/sys/class/net/" + h.Bridge + "/addr_assign_type")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ifc.HardwareAddr.String(); got != h.BridgeMAC() || strings.TrimSpace(string(assign)) != "3" {
+		t.Errorf("bridge %s: MAC %s, addr_assign_type %s; want %s, 3 (set)", h.Bridge, got, strings.TrimSpace(string(assign)), h.BridgeMAC())
+	}
 }

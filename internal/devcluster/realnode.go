@@ -146,6 +146,10 @@ func (e *Env) ensureRealNode(ctx context.Context, plan *realNodePlan, progress i
 			if err := e.ensureContainerdConfig(ctx, plan, progress); err != nil {
 				return err
 			}
+			// A node started by an older slipway has a bridge without a MAC of its own.
+			if err := e.ensureBridge(); err != nil {
+				return err
+			}
 		}
 		return e.recordRealNode(plan.host.name, "")
 	}
@@ -219,6 +223,9 @@ func (e *Env) startRealNode(ctx context.Context, plan *realNodePlan, progress io
 		return err
 	}
 	if err := e.claimNodeHost(p); err != nil {
+		return err
+	}
+	if err := e.ensureBridge(); err != nil {
 		return err
 	}
 	if err := e.ensureReaper(plan.bins.volumes); err != nil {
