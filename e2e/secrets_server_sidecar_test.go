@@ -138,6 +138,7 @@ func TestRealSecretsSidecar(t *testing.T) {
 		return containerStatus(&p, "service").RestartCount, containerStatus(&p, "secrets").RestartCount, containerStatus(&p, "companion").RestartCount
 	}
 	values["level2"] = secretValue(t)
+	levelChanged := time.Now()
 	srv.put(t, g.Name+"/conf", map[string]any{"level": values["level2"]})
 	// A minute, as for the restart below: the sidecar's client gives up on a stuck request
 	// after 30 s (internal/sidecar/server.go) and its next round reads again; once in a CI
@@ -146,6 +147,11 @@ func TestRealSecretsSidecar(t *testing.T) {
 		got, _ := g.execIn(pod.Name, "service", "cat", "/run/secrets/level")
 		return got == values["level2"], fmt.Sprintf("%d bytes", len(got))
 	})
+	took := time.Since(levelChanged)
+	t.Logf("plain secret changed → file rewritten in the service container: %s", took.Round(100*time.Millisecond))
+	if took > 10*time.Second { // the sidecar polls each second: say why it was slow
+		t.Logf("the sidecar's log:\n%s", g.kubectlOut("logs", pod.Name, "-c", "secrets", "--timestamps"))
+	}
 	if s, sc, c := restarts(); s != 0 || sc != 0 || c != 0 {
 		t.Errorf("after a plain secret changed: restarts service %d, sidecar %d, companion %d; want none", s, sc, c)
 	}
