@@ -54,7 +54,8 @@ func spireRefusals(t *testing.T, one, two *spireTest, adm *spireAdmin, realNode,
 		}
 		serverLog := filepath.Join(two.Env.Dir, "logs", "spire-server.log")
 		seen := len(readOrEmpty(serverLog)) // what the server logged before this case
-		log := two.exec(c.Name, "/bin/sh", "/etc/spire/agent", "try", name, tc.cluster, path)
+		// execStdin: its limit (2 minutes) is above the script's 90 s.
+		log := two.execStdin(c.Name, "", "/bin/sh", "/etc/spire/agent", "try", name, tc.cluster, path)
 		for _, w := range append([]string{tc.agent}, tc.reason...) {
 			if !strings.Contains(log, w) {
 				t.Errorf("%s: the agent's log lacks %q:\n%s", tc.name, w, log)
