@@ -140,9 +140,11 @@ func TestRealSecretsSidecar(t *testing.T) {
 	values["level2"] = secretValue(t)
 	levelChanged := time.Now()
 	srv.put(t, g.Name+"/conf", map[string]any{"level": values["level2"]})
-	// A minute, as for the restart below: the sidecar's client gives up on a stuck request
-	// after 30 s (internal/sidecar/server.go) and its next round reads again; once in a CI
-	// run on a loaded machine the file was not rewritten within 30 s.
+	// A minute, as for the restart below: once in a CI run the file was not rewritten within
+	// 30 s. The real node's pods can lose their gateway (this machine, where the server is)
+	// for about half a minute when another pod goes (its bridge takes the lowest MAC of its
+	// ports), and a request then waits on its connection: the sidecar closes one that does
+	// not answer a PING within 10 s and tries again (internal/sidecar/server.go).
 	devtest.WaitFor(t, time.Minute, "level rewritten", func() (bool, string) {
 		got, _ := g.execIn(pod.Name, "service", "cat", "/run/secrets/level")
 		return got == values["level2"], fmt.Sprintf("%d bytes", len(got))
