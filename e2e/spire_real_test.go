@@ -49,6 +49,7 @@ const (
 // or process argument.
 func TestSpireReal(t *testing.T) {
 	t.Parallel()
+	kwok := holdSpireKwok(t)
 	one, node := newSpireGroup(t, "sp-one", spireGroup(spireRealA))
 	adm := newSpireAdmin(t, one.s)
 	var args []string             // the command lines seen during the hand-offs
@@ -109,6 +110,7 @@ func TestSpireReal(t *testing.T) {
 			t.Fatalf("a's projected token is not a JWT (%d bytes)", len(aToken))
 		}
 		// a leaves the real node (its entries stay): b takes it, attests and gets only b's.
+		kwok.take(1)
 		one.writeGroup(spireGroup(spireKwokA + spireRealB))
 		one.run(0, "apply", "--yes", "--timeout", "3m")
 		if p := one.roPods("a"); len(p) != 1 || p[0].Spec.NodeName == node {
@@ -127,6 +129,7 @@ func TestSpireReal(t *testing.T) {
 			t.Errorf("entries of %s: %d, want a's and b's, 4", one.cluster, got)
 		}
 	})
+	kwok.take(1)
 	one.writeGroup(spireGroup(spireKwokA + spireKwokB))
 	one.run(0, "apply", "--yes")
 	two, _ := newSpireGroup(t, "sp-two", spireGroup(spireRealC))

@@ -36,6 +36,7 @@ func spireWithout(nodes string) string {
 // apply between removes them too.
 func TestSpireRetire(t *testing.T) {
 	t.Parallel()
+	holdSpireKwok(t).take(2) // a of sp-ret, b of sp-keep
 	one, _ := newSpireGroup(t, "sp-ret", spireGroup(spireKwokA))
 	two, _ := newSpireGroup(t, "sp-keep", spireGroup(spireKwokB))
 	adm := newSpireAdmin(t, one.s)
