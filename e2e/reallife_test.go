@@ -124,13 +124,20 @@ type podEvent struct {
 // watchPods records every change of the namespace's pods until stop is called.
 func watchPods(t *testing.T, g *Group) (stop func() []podEvent) {
 	t.Helper()
+	_, stop = watchPodsSeen(t, g)
+	return stop
+}
+
+// watchPodsSeen is watchPods with seen, the changes recorded so far, while it goes on.
+func watchPodsSeen(t *testing.T, g *Group) (seen, stop func() []podEvent) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := g.Kube.Clientset.CoreV1().Pods(g.Name).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var seen []podEvent
+	var events []podEvent
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -140,18 +147,21 @@ func watchPods(t *testing.T, g *Group) (stop func() []podEvent) {
 				continue
 			}
 			mu.Lock()
-			seen = append(seen, podEvent{at: time.Now(), typ: ev.Type, pod: p.Name, owner: p.Labels["app.kubernetes.io/name"], ready: roPodReady(p),
+			events = append(events, podEvent{at: time.Now(), typ: ev.Type, pod: p.Name, owner: p.Labels["app.kubernetes.io/name"], ready: roPodReady(p),
 				ended: p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, deleting: p.DeletionTimestamp != nil})
 			mu.Unlock()
 		}
 	}()
-	return func() []podEvent {
+	seen = func() []podEvent {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(events)
+	}
+	return seen, func() []podEvent {
 		cancel()
 		w.Stop()
 		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(seen)
+		return seen()
 	}
 }
 
@@ -166,8 +176,18 @@ func TestRealRolesStopBeforeAndStartAfter(t *testing.T) {
 	oldApp, oldWorker := g.realPod("app", node).Name, g.realPod("app-worker", node).Name
 
 	g.WriteFile("nodes/app/rootfs/etc/release", "2\n") // a new image
-	stop := watchPods(t, g)
+	seen, stop := watchPodsSeen(t, g)
 	g.MustRun(0, "apply", "--yes")
+	// apply goes on once the old worker's pod ended; the kubelet deletes its object a moment
+	// later, which a loaded machine can delay past the end of apply.
+	devtest.WaitFor(t, time.Minute, "the deletion of pod "+oldWorker+" seen", func() (bool, string) {
+		for _, e := range seen() {
+			if e.pod == oldWorker && e.typ == watch.Deleted {
+				return true, ""
+			}
+		}
+		return false, "no Deleted event yet"
+	})
 	events := stop()
 	newApp, newWorker := g.realPod("app", node).Name, g.realPod("app-worker", node).Name
 	if newApp == oldApp || newWorker == oldWorker {

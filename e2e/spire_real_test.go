@@ -49,6 +49,7 @@ const (
 // or process argument.
 func TestSpireReal(t *testing.T) {
 	t.Parallel()
+	kwok := holdSpireKwok(t)
 	one, node := newSpireGroup(t, "sp-one", spireGroup(spireRealA))
 	adm := newSpireAdmin(t, one.s)
 	var args []string             // the command lines seen during the hand-offs
@@ -109,6 +110,7 @@ func TestSpireReal(t *testing.T) {
 			t.Fatalf("a's projected token is not a JWT (%d bytes)", len(aToken))
 		}
 		// a leaves the real node (its entries stay): b takes it, attests and gets only b's.
+		kwok.take(1)
 		one.writeGroup(spireGroup(spireKwokA + spireRealB))
 		one.run(0, "apply", "--yes", "--timeout", "3m")
 		if p := one.roPods("a"); len(p) != 1 || p[0].Spec.NodeName == node {
@@ -127,6 +129,7 @@ func TestSpireReal(t *testing.T) {
 			t.Errorf("entries of %s: %d, want a's and b's, 4", one.cluster, got)
 		}
 	})
+	kwok.take(1)
 	one.writeGroup(spireGroup(spireKwokA + spireKwokB))
 	one.run(0, "apply", "--yes")
 	two, _ := newSpireGroup(t, "sp-two", spireGroup(spireRealC))
@@ -210,8 +213,10 @@ func spirePending(t *testing.T, st *spireTest, node string) {
 }
 
 // spireNoChange: a second plan and apply say No changes., and leave the entries (their
-// revisions), the spire node's files (content and mtime), the ConfigMap spire-agent and the
-// token-review rights (resourceVersions) and the pod as they were.
+// revisions), the spire node's files of the deployment (content and mtime; of the shared
+// k8s_psat.hcl its cluster's block, and the mtime unless another deployment changed the rest),
+// the ConfigMap spire-agent and the token-review rights (resourceVersions) and the pod as they
+// were.
 func spireNoChange(t *testing.T, st *spireTest, adm *spireAdmin) {
 	t.Helper()
 	snap := func() map[string]any {
@@ -228,9 +233,10 @@ func spireNoChange(t *testing.T, st *spireTest, adm *spireAdmin) {
 		if b, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); err == nil {
 			rv["clusterrolebinding"] = b.ResourceVersion
 		}
-		return map[string]any{"entries": adm.entries(t, st.cluster), "files": spireFiles(t, st.s.ConfigDir),
+		return map[string]any{"entries": adm.entries(t, st.cluster), "files": spireOwnFiles(t, st),
 			"resourceVersions": rv, "pods": st.PodUIDs()}
 	}
+	hcl := readSpireHCL(t, st)
 	before := snap()
 	t.Logf("before the second apply: %v", before)
 	if len(before["entries"].([]string)) != 2 || len(before["resourceVersions"].(map[string]string)) != 3 {
@@ -244,6 +250,63 @@ func spireNoChange(t *testing.T, st *spireTest, adm *spireAdmin) {
 	}
 	if diff := cmp.Diff(before, snap()); diff != "" {
 		t.Errorf("the second apply changed (-before +after):\n%s", diff)
+	}
+	hcl.unchanged(t, readSpireHCL(t, st), "the second apply")
+}
+
+// spireOwnFiles are spireFiles of st's deployment: those under k8s_psat.d of its cluster.
+// The others belong to the deployments of tests running beside it on the one server.
+func spireOwnFiles(t *testing.T, st *spireTest) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for f, v := range spireFiles(t, st.s.ConfigDir) {
+		if strings.HasPrefix(f, "k8s_psat.d/"+st.cluster+"/") || strings.HasPrefix(f, "k8s_psat.d/"+st.cluster+".") {
+			out[f] = v
+		}
+	}
+	return out
+}
+
+// spireHCL is the spire node's k8s_psat.hcl, which every deployment on the server shares:
+// its mtime, the block of one cluster, and the rest of the text.
+type spireHCL struct{ mtime, own, others string }
+
+func readSpireHCL(t *testing.T, st *spireTest) spireHCL {
+	t.Helper()
+	p := filepath.Join(st.s.ConfigDir, "k8s_psat.hcl")
+	fi, err := os.Stat(p)
+	if os.IsNotExist(err) {
+		return spireHCL{}
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, h := string(b), spireHCL{mtime: fi.ModTime().UTC().Format(time.RFC3339Nano)}
+	start := strings.Index(text, "  \""+st.cluster+"\" = {\n")
+	if start < 0 {
+		h.others = text
+		return h
+	}
+	end := strings.Index(text[start:], "\n  }\n")
+	if end < 0 {
+		t.Fatalf("%s: the block of %s does not end:\n%s", p, st.cluster, text)
+	}
+	h.own = text[start : start+end+len("\n  }\n")]
+	h.others = text[:start] + text[start+len(h.own):]
+	return h
+}
+
+// unchanged fails unless after has the block of h's cluster as h has it, and the same mtime
+// when the rest of the file is the same too (when another deployment changed its block
+// meanwhile, its apply rewrote the file: the mtime then cannot tell whether this one did).
+func (h spireHCL) unchanged(t *testing.T, after spireHCL, what string) {
+	t.Helper()
+	if after.own != h.own {
+		t.Errorf("%s changed the cluster's block of k8s_psat.hcl:\n%s\nafter:\n%s", what, h.own, after.own)
+	}
+	if after.others == h.others && after.mtime != h.mtime {
+		t.Errorf("%s wrote k8s_psat.hcl (mtime %s, then %s) without a change", what, h.mtime, after.mtime)
 	}
 }
 

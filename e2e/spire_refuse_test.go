@@ -2,18 +2,21 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	authv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"slipway.dev/slipway/internal/devcluster/devtest"
 	"slipway.dev/slipway/internal/spec"
 )
 
@@ -50,11 +53,12 @@ func spireRefusals(t *testing.T, one, two *spireTest, adm *spireAdmin, realNode,
 		path := spec.DefaultSpireTokenPath
 		if tc.token != "" {
 			path = "/tmp/spire/" + name + ".token"
-			two.execStdin(c.Name, tc.token, "sh", "-c", `mkdir -p /tmp/spire && umask 077 && cat > "$0"`, path)
+			two.putFile(c.Name, path, tc.token)
 		}
 		serverLog := filepath.Join(two.Env.Dir, "logs", "spire-server.log")
 		seen := len(readOrEmpty(serverLog)) // what the server logged before this case
-		log := two.exec(c.Name, "/bin/sh", "/etc/spire/agent", "try", name, tc.cluster, path)
+		// execStdin: its limit (2 minutes) is above the script's 90 s.
+		log := two.execStdin(c.Name, "", "/bin/sh", "/etc/spire/agent", "try", name, tc.cluster, path)
 		for _, w := range append([]string{tc.agent}, tc.reason...) {
 			if !strings.Contains(log, w) {
 				t.Errorf("%s: the agent's log lacks %q:\n%s", tc.name, w, log)
@@ -82,6 +86,18 @@ func spireRefusals(t *testing.T, one, two *spireTest, adm *spireAdmin, realNode,
 	if diff := cmp.Diff([]string{two.hostID("c")}, two.fetch(c.Name)); diff != "" {
 		t.Errorf("c's SVIDs after the refused agents (-want +got):\n%s", diff)
 	}
+}
+
+// putFile writes content to path in pod's node container through stdin (a token never goes
+// in an argument) and reads its size back: once in a loaded run kubectl exec -i delivered none
+// of a token's bytes, and the case then presented an empty file instead of the token.
+func (g *Group) putFile(pod, path, content string) {
+	g.t.Helper()
+	devtest.WaitFor(g.t, time.Minute, "pod "+pod+": "+path+" written", func() (bool, string) {
+		g.execStdin(pod, content, "sh", "-c", `mkdir -p "${0%/*}" && umask 077 && cat > "$0"`, path)
+		size := strings.TrimSpace(g.execStdin(pod, "", "sh", "-c", `wc -c < "$0"`, path))
+		return size == strconv.Itoa(len(content)), fmt.Sprintf("%s bytes, want %d", size, len(content))
+	})
 }
 
 // kubeconfigToken is the token of the kubeconfig slipway keeps for st's cluster on the spire

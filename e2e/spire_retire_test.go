@@ -36,6 +36,7 @@ func spireWithout(nodes string) string {
 // apply between removes them too.
 func TestSpireRetire(t *testing.T) {
 	t.Parallel()
+	holdSpireKwok(t).take(2) // a of sp-ret, b of sp-keep
 	one, _ := newSpireGroup(t, "sp-ret", spireGroup(spireKwokA))
 	two, _ := newSpireGroup(t, "sp-keep", spireGroup(spireKwokB))
 	adm := newSpireAdmin(t, one.s)
@@ -68,16 +69,17 @@ func TestSpireRetire(t *testing.T) {
 		}
 		// The apply also deleted the group's ServiceAccount spire-server and ConfigMap
 		// spire-agent, so a second plan has nothing left to do and a second apply changes nothing.
-		before := spireFiles(t, one.s.ConfigDir)
+		before, hcl := spireOwnFiles(t, one), readSpireHCL(t, one)
 		if r := one.run(0, "plan"); !strings.Contains(r.Stdout, "No changes.") {
 			t.Errorf("plan after the apply without spire: want No changes., got %s", r)
 		}
 		if r := one.run(0, "apply", "--yes"); strings.Contains(r.Stdout+r.Stderr, "SPIRE") || strings.Contains(r.Stderr, "spire (cluster") {
 			t.Errorf("second apply: want no SPIRE change, got %s", r)
 		}
-		if d := cmp.Diff(before, spireFiles(t, one.s.ConfigDir)); d != "" {
+		if d := cmp.Diff(before, spireOwnFiles(t, one)); d != "" {
 			t.Errorf("the second apply changed the spire node's files (-before +after):\n%s", d)
 		}
+		hcl.unchanged(t, readSpireHCL(t, one), "the second apply")
 		spireGone(t, one, adm)
 		one.run(0, "destroy", "--yes")
 	})

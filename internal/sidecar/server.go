@@ -18,6 +18,22 @@ import (
 // caRefresh is how often a CA from caFetchURL is fetched again (FR-004e).
 const caRefresh = 15 * time.Minute
 
+// requestTimeout bounds one request, its retries included: a server that is slow (loaded,
+// or waiting on its storage) is given that long before the round gives up and logs it.
+const requestTimeout = 30 * time.Second
+
+// silentAfter and pingTimeout find a connection that went silent: the client's requests to a
+// server all share one HTTP/2 connection, and one whose peer went without a word (a server
+// host lost, a NAT or conntrack entry dropped) would otherwise hold every request of every
+// later round until requestTimeout, without end (the kernel gives up on it after minutes).
+// After silentAfter without a frame the client sends a PING; with no answer within
+// pingTimeout it closes the connection, the request in flight is tried again (MaxRetries) on
+// a new one. A live server answers a PING at once, however slow its handlers are.
+const (
+	silentAfter = 5 * time.Second
+	pingTimeout = 5 * time.Second
+)
+
 // server is the OpenBao (or Vault) server, through OpenBao's client library: the sidecar logs
 // in with the pod's projected token and reads KV v2 secrets with the token it gets.
 type server struct {
@@ -37,8 +53,11 @@ func newServer(ctx context.Context, cfg *secretsconf.Config) (*server, error) {
 func (s *server) connect(ctx context.Context) error {
 	bc := bao.DefaultConfig()
 	bc.Address = s.cfg.Address
-	bc.Timeout = 30 * time.Second
+	bc.Timeout = requestTimeout
 	bc.MaxRetries = 2
+	if t, ok := bc.HttpClient.Transport.(*http.Transport); ok {
+		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: silentAfter, PingTimeout: pingTimeout}
+	}
 	ca := s.cfg.CAPEM
 	if s.cfg.CAFetchURL != "" {
 		b, err := openbao.FetchCA(ctx, s.cfg.CAFetchURL, s.cfg.CASHA256)
