@@ -48,6 +48,7 @@ func TestSecondEnvironmentDownLeavesShared(t *testing.T) {
 	share := second.HostShare()
 	for what, pair := range map[string][2]any{
 		"bridge":       {share.Bridge, mainShare.Bridge},
+		"bridge MAC":   {share.BridgeMAC(), mainShare.BridgeMAC()},
 		"pod range":    {share.PodCIDR, mainShare.PodCIDR},
 		"SPIRE addr":   {share.SpireAddr, mainShare.SpireAddr},
 		"kubelet port": {share.KubeletPort, mainShare.KubeletPort},

@@ -34,7 +34,10 @@ func TestSlotShare(t *testing.T) {
 		if ip := net.ParseIP(s.SpireAddr); ip == nil || ip.To4() == nil {
 			t.Errorf("slot %d: SPIRE address %q", n, s.SpireAddr)
 		}
-		for _, k := range []string{"bridge " + s.Bridge, "cidr " + s.PodCIDR, "spire " + s.SpireAddr, "cgroup " + s.kubepods(),
+		if mac, err := net.ParseMAC(s.BridgeMAC()); err != nil || len(mac) != 6 || mac[0]&0b11 != 0b10 {
+			t.Errorf("slot %d: bridge MAC %q is no locally administered unicast MAC (%v)", n, s.BridgeMAC(), err)
+		}
+		for _, k := range []string{"bridge " + s.Bridge, "mac " + s.BridgeMAC(), "cidr " + s.PodCIDR, "spire " + s.SpireAddr, "cgroup " + s.kubepods(),
 			"port " + strconv.Itoa(s.KubeletPort), "port " + strconv.Itoa(s.HealthzPort)} {
 			if m, ok := seen[k]; ok {
 				t.Errorf("slot %d shares %s with slot %d", n, k, m)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -202,51 +201,6 @@ func writeSecretsTLS(dir, gateway string) error {
 		return err
 	}
 	return writePEM(filepath.Join(dir, "tls.key"), "EC PRIVATE KEY", kb)
-}
-
-// ensureBridge makes the real node's bridge with its gateway address and a MAC of its own when
-// the CNI plugin has not made it yet (it would at the node's first pod), so the servers can
-// listen there before any pod runs; on a bridge that exists it only fixes the MAC. The plugin
-// takes over a bridge that has its address; the node's stop deletes it (it is recorded as this
-// environment's first).
-func (e *Env) ensureBridge() error {
-	h := e.hostShare()
-	if ifc, err := net.InterfaceByName(h.Bridge); err == nil {
-		addrs, _ := ifc.Addrs()
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.String() == h.Gateway && ifc.Flags&net.FlagUp != 0 {
-				if ifc.HardwareAddr.String() == h.BridgeMAC() {
-					return nil
-				}
-				return ip("link", "set", h.Bridge, "address", h.BridgeMAC())
-			}
-		}
-	}
-	if err := e.made(Made{madeBridge, h.Bridge}); err != nil {
-		return err
-	}
-	_, n, _ := net.ParseCIDR(h.PodCIDR)
-	ones, _ := n.Mask.Size()
-	for _, args := range [][]string{
-		{"link", "add", "name", h.Bridge, "type", "bridge"},
-		{"link", "set", h.Bridge, "address", h.BridgeMAC()},
-		{"addr", "replace", h.Gateway + "/" + strconv.Itoa(ones), "dev", h.Bridge},
-		{"link", "set", h.Bridge, "up"},
-	} {
-		if err := ip(args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ip runs ip(8) with args; a bridge that exists already is no error.
-func ip(args ...string) error {
-	out, err := exec.Command("ip", args...).CombinedOutput()
-	if err != nil && !(args[1] == "add" && strings.Contains(string(out), "File exists")) {
-		return fmt.Errorf("dev environment: ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
 }
 
 // secretsExports is the line of Exports for the secrets server (never its token: the file).
